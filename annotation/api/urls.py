@@ -1,0 +1,7 @@
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from django.urls import path
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+]

@@ -1,0 +1,213 @@
+"""The platform's own JSONL format: one record per line, `type` says which.
+
+Record order in a file is free (references are resolved over the whole file); the exporter
+writes campaigns, documents, topics, summaries, then items. The JSON Schema beside this module
+(`attest.schema.json`) documents the same shape; `normalize` is what the importer enforces.
+"""
+
+from pathlib import Path
+
+from django.utils.dateparse import parse_datetime
+
+from annotation.corpus.formats.base import Parsed, Source, iter_json_lines
+
+STR, INT, NUM, BOOL, LIST, OBJ, ANY = (str,), (int,), (int, float), (bool,), (list,), (dict,), None
+NULL = (type(None),)
+
+TAXONOMY_REF = {"slug": (STR, True, None), "version": (INT, True, None)}
+HISTORY = {
+    "version": (INT, True, None),
+    "value": (ANY, False, None),
+    "explanation": (STR, False, ""),
+    "changed_at": ("datetime", False, None),
+    "changed_by": (STR + NULL, False, None),
+}
+JUDGMENT = {
+    "campaign": (STR, True, None),
+    "item": (STR, True, None),
+    "annotator": (STR, True, None),
+    "stage": (STR, False, "annotate"),
+    "dimension": (STR, True, None),
+    "unit": (STR, True, None),
+    "value": (ANY, False, None),
+    "explanation": (STR, False, ""),
+    "taxonomy": (("ref",), False, None),
+    "version": (INT, False, 1),
+    "created_at": ("datetime", False, None),
+    "updated_at": ("datetime", False, None),
+    "history": (("list", HISTORY), False, []),
+}
+ADJUDICATION = {
+    "campaign": (STR, True, None),
+    "item": (STR, True, None),
+    "dimension": (STR, True, None),
+    "unit": (STR, True, None),
+    "value": (ANY, False, None),
+    "note": (STR, False, ""),
+    "taxonomy": (("ref",), False, None),
+    "decided_by": (STR + NULL, False, None),
+    "decided_at": ("datetime", False, None),
+    "version": (INT, False, 1),
+}
+ASSIGNMENT = {
+    "annotator": (STR, True, None),
+    "stage": (STR, False, "annotate"),
+    "status": (STR, False, "submitted"),
+    "shuffle_seed": (INT + NULL, False, None),
+    "summary_order": (LIST, False, []),
+    "active_seconds": (NUM, False, 0.0),
+    "started_at": ("datetime", False, None),
+    "submitted_at": ("datetime", False, None),
+}
+SENTENCE = {"index": (INT, True, None), "start": (INT, True, None), "end": (INT, True, None), "text": (STR, True, None)}
+TURN = {"speaker": (STR, False, ""), "text": (STR, True, None)}
+SENTENCE_REF = {"summary": (STR, True, None), "index": (INT, True, None)}
+
+SPECS = {
+    "campaign": {
+        "slug": (STR, True, None),
+        "name": (STR, False, ""),
+        "protocol": (STR, True, None),
+        "guidelines": (STR, False, ""),
+        "taxonomy": (("ref",), False, None),
+        "annotators_per_item": (INT, False, 1),
+        "double_share": (NUM, False, 0.0),
+        "rounds": (LIST, False, []),
+        "status": (STR, False, "closed"),
+        "is_release": (BOOL, False, False),
+        "created_at": ("datetime", False, None),
+    },
+    "document": {
+        "id": (STR, True, None),
+        "dataset": (STR, False, ""),
+        "split": (STR, False, ""),
+        "kind": (STR, False, "text"),
+        "text": (STR, False, ""),
+        "turns": (("list", TURN), False, []),
+        "text_missing": (BOOL, False, False),
+        "meta": (OBJ, False, {}),
+    },
+    "topic": {
+        "document": (STR, True, None),
+        "name": (STR, True, None),
+        "origin": (STR, False, "import"),
+        "provenance": (OBJ, False, {}),
+    },
+    "summary": {
+        "id": (STR, True, None),
+        "document": (STR, True, None),
+        "topic": (STR + NULL, False, None),
+        "system": (STR, False, ""),
+        "origin": (STR, False, "import"),
+        "text": (STR, True, None),
+        "sentences": (("list", SENTENCE), False, None),
+        "provenance": (OBJ, False, {}),
+        "seed": (OBJ + NULL, False, None),
+        "edit_of": (STR + NULL, False, None),
+        "judgments": (("list", JUDGMENT), False, []),
+        "adjudicated": (("list", ADJUDICATION), False, []),
+    },
+    "item": {
+        "campaign": (STR, True, None),
+        "key": (STR, True, None),
+        "document": (STR + NULL, False, None),
+        "topic": (STR + NULL, False, None),
+        "sentence": (("obj", SENTENCE_REF), False, None),
+        "summaries": (LIST, False, []),
+        "round": (STR, False, "main"),
+        "gold": (BOOL, False, False),
+        "warmup": (BOOL, False, False),
+        "assignments": (("list", ASSIGNMENT), False, []),
+        "judgments": (("list", JUDGMENT), False, []),
+        "adjudicated": (("list", ADJUDICATION), False, []),
+    },
+}
+TYPE_NAMES = {STR: "a string", INT: "an integer", NUM: "a number", BOOL: "true or false", LIST: "a list", OBJ: "an object"}
+
+
+def normalize(record: dict, source: Source, parsed: Parsed) -> dict | None:
+    """Check a record's shape and fill defaults; report problems as issues naming the field."""
+    if not isinstance(record, dict):
+        parsed.fail(source, "", "each line must be a JSON object")
+        return None
+    kind = record.get("type")
+    if kind not in SPECS:
+        parsed.fail(source, "type", f"must be one of {', '.join(SPECS)}; got {kind!r}")
+        return None
+    out = _check(record, SPECS[kind], "", source, parsed)
+    if out is not None:
+        out["type"] = kind
+    return out
+
+
+def _check(obj: dict, spec: dict, prefix: str, source: Source, parsed: Parsed) -> dict | None:
+    ok, out = True, {}
+    for name, (kind, required, default) in spec.items():
+        path = f"{prefix}{name}"
+        if name not in obj or (obj[name] is None and not required):
+            if required:
+                parsed.fail(source, path, "is required")
+                ok = False
+            out[name] = default if not isinstance(default, list | dict) else type(default)()
+            continue
+        value, good = _check_value(obj[name], kind, path, source, parsed)
+        ok = ok and good
+        out[name] = value
+    return out if ok else None
+
+
+def _check_value(value, kind, path: str, source: Source, parsed: Parsed):
+    if kind is ANY:
+        return value, True
+    if kind == "datetime":
+        parsed_value = parse_datetime(value) if isinstance(value, str) else None
+        if parsed_value is None or parsed_value.tzinfo is None:
+            parsed.fail(source, path, "must be an ISO 8601 date-time with a time zone")
+            return None, False
+        return parsed_value, True
+    if kind == ("ref",):
+        if not isinstance(value, dict):
+            parsed.fail(source, path, 'must be an object {"slug": ..., "version": ...}')
+            return None, False
+        return _check(value, TAXONOMY_REF, path + ".", source, parsed), True
+    if isinstance(kind, tuple) and kind and kind[0] in ("list", "obj"):
+        return _check_nested(value, kind, path, source, parsed)
+    if not isinstance(value, kind) or (kind in (INT, NUM) and isinstance(value, bool)):
+        expected = TYPE_NAMES.get(kind, " or ".join(t.__name__ for t in kind))
+        parsed.fail(source, path, f"must be {expected}; got {type(value).__name__}")
+        return None, False
+    return value, True
+
+
+def _check_nested(value, kind, path: str, source: Source, parsed: Parsed):
+    container, spec = kind
+    if container == "obj":
+        if not isinstance(value, dict):
+            parsed.fail(source, path, "must be an object")
+            return None, False
+        checked = _check(value, spec, path + ".", source, parsed)
+        return checked, checked is not None
+    if not isinstance(value, list):
+        parsed.fail(source, path, "must be a list")
+        return None, False
+    out, ok = [], True
+    for i, element in enumerate(value):
+        if not isinstance(element, dict):
+            parsed.fail(source, f"{path}[{i}]", "must be an object")
+            ok = False
+            continue
+        checked = _check(element, spec, f"{path}[{i}].", source, parsed)
+        ok = ok and checked is not None
+        out.append(checked)
+    return out, ok
+
+
+def parse(paths: list[Path], options: dict) -> Parsed:
+    parsed = Parsed()
+    for path in paths:
+        for line, obj in iter_json_lines(path, parsed):
+            source = Source(path.name, line)
+            record = normalize(obj, source, parsed)
+            if record is not None:
+                parsed.add(record, source)
+    return parsed

@@ -1,0 +1,125 @@
+"""Import and export: the one implementation behind the commands, the upload form and the API."""
+
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from annotation.corpus import exporter, loader
+from annotation.corpus.formats import base, jsonl, madisse, ramprasad, summedits, tofueval
+from annotation.corpus.models import ImportJob
+from annotation.projects.models import Project
+
+FORMATS: dict[str, Callable] = {
+    "jsonl": jsonl.parse,
+    "tofueval": tofueval.parse,
+    "summedits": summedits.parse,
+    "madisse": madisse.parse,
+    "ramprasad": ramprasad.parse,
+}
+PROGRESS_TTL = 24 * 3600
+
+
+def import_data(
+    *, project_slug: str, format: str, paths: list[Path], options: dict | None = None, progress=loader._noop
+) -> tuple[dict, list[base.Issue]]:
+    """Validate every file, then write them all in one transaction (or nothing at all).
+
+    Creates the project if it does not exist. Returns the counts of new rows and the warnings;
+    raises base.ImportFailed listing file, line and field of every problem found.
+    """
+    if format not in FORMATS:
+        raise ValidationError(f"Unknown format {format!r}; choose one of {', '.join(FORMATS)}.")
+    slug = slugify(project_slug)
+    if not slug or slug != project_slug:
+        raise ValidationError(f"Project slug {project_slug!r} must be lower-case letters, digits and hyphens.")
+    progress("reading", 0, 0)
+    parsed = FORMATS[format]([Path(p) for p in paths], options or {})
+    project = Project.objects.filter(slug=slug).first() or Project(slug=slug, name=slug.replace("-", " ").title())
+    counts = loader.load(project=project, parsed=parsed, progress=progress)
+    return counts, parsed.warnings
+
+
+def export_lines(*, project: Project) -> Iterator[str]:
+    """The project as JSONL lines, read inside one snapshot; iterate it to the end."""
+    with exporter.snapshot():
+        yield from exporter.export_lines(project)
+
+
+def export_filename(project: Project) -> str:
+    return f"{project.slug}-{timezone.now():%Y%m%d-%H%M%S}.jsonl"
+
+
+# -- imports from the browser: stored upload -> Celery task -> progress in the cache --------------
+def start_import(*, project: Project, user, format: str, files: list, options: dict | None = None) -> ImportJob:
+    """Store uploaded files (never served back) and queue their import on a worker."""
+    from annotation.corpus import tasks
+
+    if format not in FORMATS:
+        raise ValidationError(f"Unknown format {format!r}.")
+    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = []
+    for upload in files:
+        target = folder / Path(upload.name).name
+        with target.open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        stored.append(str(target))
+    job = ImportJob.objects.create(project=project, created_by=user, format=format, files=stored, options=options or {})
+    set_progress(job.pk, "queued", 0, 0)
+    transaction.on_commit(lambda: tasks.run_import.delay(job.pk))
+    return job
+
+
+def progress_key(job_id: int) -> str:
+    return f"attest:import-progress:{job_id}"
+
+
+def set_progress(job_id: int, phase: str, done: int, total: int) -> None:
+    # Kept in the cache, not the job row: the import's own transaction would hide row updates.
+    cache.set(progress_key(job_id), {"phase": phase, "done": done, "total": total}, PROGRESS_TTL)
+
+
+def import_progress(job: ImportJob) -> dict:
+    state = cache.get(progress_key(job.pk)) or {"phase": job.status, "done": 0, "total": 0}
+    total = state["total"]
+    state["percent"] = round(100 * state["done"] / total) if total else (100 if job.is_finished() else 0)
+    return state
+
+
+def run_import_job(*, job_id: int) -> None:
+    """The worker's side: run a queued import once; a finished job is left alone."""
+    job = ImportJob.objects.select_related("project").get(pk=job_id)
+    if job.is_finished():
+        return
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
+    try:
+        counts, warnings = import_data(
+            project_slug=job.project.slug,
+            format=job.format,
+            paths=[Path(p) for p in job.files],
+            options=job.options,
+            progress=lambda phase, done, total: set_progress(job.pk, phase, done, total),
+        )
+    except base.ImportFailed as failure:
+        finish(job, ImportJob.Status.FAILED, errors=[i.as_dict() for i in failure.issues])
+    except ValidationError as error:
+        finish(job, ImportJob.Status.FAILED, errors=[{"text": m} for m in error.messages])
+    else:
+        finish(job, ImportJob.Status.DONE, counts=counts, warnings=[w.as_dict() for w in warnings])
+
+
+def finish(job: ImportJob, status: str, *, errors=(), warnings=(), counts=None) -> None:
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=status, errors=list(errors), warnings=list(warnings), counts=counts or {}, finished_at=timezone.now()
+    )
+    set_progress(job.pk, status, 1, 1)
+    shutil.rmtree(Path(job.files[0]).parent, ignore_errors=True) if job.files else None

@@ -1,0 +1,68 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Project(models.Model):
+    """A body of data and a team. Everything else is scoped by a project."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    REVIEWER = "reviewer", "Reviewer"
+    LEAD = "lead", "Lead"
+    VIEWER = "viewer", "Viewer"
+
+
+class MembershipQuerySet(models.QuerySet):
+    def people(self):
+        """Members who log in, as opposed to pseudonymous imported annotators."""
+        return self.filter(is_external=False)
+
+
+class Membership(models.Model):
+    """A user's role in a project, and the pseudonym their labels carry in exports.
+
+    External memberships stand for annotators whose labels were imported (a release, or
+    another platform's export): their user cannot log in.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    pseudonym = models.CharField(max_length=64)
+    is_external = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "pseudonym"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_once_per_project"),
+            models.UniqueConstraint(fields=["project", "pseudonym"], name="membership_pseudonym_unique"),
+            models.CheckConstraint(condition=~Q(pseudonym=""), name="membership_pseudonym_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} as {self.role}"
+
+    def can_manage(self) -> bool:
+        return self.role == Role.LEAD
+
+    def can_browse_corpus(self) -> bool:
+        return self.role in {Role.LEAD, Role.REVIEWER}
+
+    def can_export(self) -> bool:
+        return self.role in {Role.LEAD, Role.VIEWER}

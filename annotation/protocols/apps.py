@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProtocolsConfig(AppConfig):
+    name = "annotation.protocols"
+    label = "protocols"
