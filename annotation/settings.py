@@ -29,12 +29,10 @@ DEBUG = env_bool("DEBUG")
 
 # Values that must never protect a real deployment: refused whenever DEBUG is off.
 INSECURE_SECRET_KEYS = {"", "changeme", "change-me", "secret", "insecure-dev-key", "django-insecure"}
-DEV_SECRET_KEY = "insecure-dev-key"
+DEV_SECRET_KEY = "insecure-dev-key"  # noqa: S105 (DEBUG only; refused otherwise)
 SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY if DEBUG else "")
 if not DEBUG and (
-    SECRET_KEY in INSECURE_SECRET_KEYS
-    or SECRET_KEY.startswith("django-insecure")
-    or len(SECRET_KEY) < 32
+    SECRET_KEY in INSECURE_SECRET_KEYS or SECRET_KEY.startswith("django-insecure") or len(SECRET_KEY) < 32
 ):
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a long random value (32+ characters) when DEBUG is off; "

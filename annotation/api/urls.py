@@ -1,5 +1,5 @@
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -90,18 +90,18 @@ class Loader:
 
     def load_existing(self) -> None:
         p = self.project
-        self.db_campaigns = {c.slug: c for c in Campaign.objects.filter(project=p)} if p.pk else {}
-        self.db_documents = {d.external_id: d for d in Document.objects.filter(project=p)} if p.pk else {}
-        self.db_topics = (
-            {(t.document.external_id, t.name): t for t in Topic.objects.filter(document__project=p).select_related("document")}
-            if p.pk
-            else {}
-        )
-        summaries = Summary.objects.filter(project=p).select_related("seed").prefetch_related("sentences")
-        self.db_summaries = {s.external_id: s for s in summaries} if p.pk else {}
-        items = Item.objects.filter(campaign__project=p).select_related("campaign")
-        self.db_items = {(i.campaign.slug, i.key): i for i in items} if p.pk else {}
         self.taxonomies = {(t.slug, t.version): t for t in Taxonomy.objects.all()}
+        self.db_campaigns, self.db_documents, self.db_topics, self.db_summaries, self.db_items = {}, {}, {}, {}, {}
+        if not p.pk:
+            return
+        self.db_campaigns = {c.slug: c for c in Campaign.objects.filter(project=p)}
+        self.db_documents = {d.external_id: d for d in Document.objects.filter(project=p)}
+        topics = Topic.objects.filter(document__project=p).select_related("document")
+        self.db_topics = {(t.document.external_id, t.name): t for t in topics}
+        summaries = Summary.objects.filter(project=p).select_related("seed").prefetch_related("sentences")
+        self.db_summaries = {s.external_id: s for s in summaries}
+        items = Item.objects.filter(campaign__project=p).select_related("campaign")
+        self.db_items = {(i.campaign.slug, i.key): i for i in items}
 
     def check_references(self) -> None:
         plan = self.plan
@@ -149,9 +149,9 @@ class Loader:
         if not record["text"] and not record["text_missing"]:
             self.fail(source, "text", "is empty; give the text, or the turns of a dialogue, or text_missing: true")
         existing = self.db_documents.get(key)
-        if existing and not existing.text_missing and not record["text_missing"]:
-            if existing.text != record["text"] or existing.turns != record["turns"]:
-                self.fail(source, "text", f"document {key!r} already exists with a different text")
+        complete = existing and not existing.text_missing and not record["text_missing"]
+        if complete and (existing.text != record["text"] or existing.turns != record["turns"]):
+            self.fail(source, "text", f"document {key!r} already exists with a different text")
 
     def check_summary(self, key: str, record: dict, source: Source) -> None:
         if not self.document_known(record["document"]):
@@ -193,7 +193,9 @@ class Loader:
         if record["topic"] is not None and not self.topic_known(record["document"] or "", record["topic"]):
             self.fail(source, "topic", f"unknown topic {record['topic']!r}")
         for i, summary in enumerate(record["summaries"]):
-            if not isinstance(summary, str) or (summary not in self.plan.summaries and summary not in self.db_summaries):
+            if not isinstance(summary, str) or (
+                summary not in self.plan.summaries and summary not in self.db_summaries
+            ):
                 self.fail(source, f"summaries[{i}]", f"unknown summary {summary!r}")
         if record["sentence"] is not None and self.sentence_index_bad(record["sentence"]):
             self.fail(source, "sentence", f"unknown sentence {record['sentence']!r}")
@@ -305,7 +307,9 @@ class Loader:
         for (doc_key, name), r in self.plan.topics.items():
             if (doc_key, name) not in self.db_topics:
                 new.append(
-                    Topic(document=self.db_documents[doc_key], name=name, origin=r["origin"], provenance=r["provenance"])
+                    Topic(
+                        document=self.db_documents[doc_key], name=name, origin=r["origin"], provenance=r["provenance"]
+                    )
                 )
         for topic in Topic.objects.bulk_create(new, batch_size=500):
             self.db_topics[(topic.document.external_id, topic.name)] = topic
@@ -349,7 +353,11 @@ class Loader:
             if r["seed"] is not None:
                 seed = r["seed"]
                 seeds.append(
-                    SeedSummary(summary=self.db_summaries[key], domain=str(seed.get("domain", "")), query=str(seed.get("query", "")))
+                    SeedSummary(
+                        summary=self.db_summaries[key],
+                        domain=str(seed.get("domain", "")),
+                        query=str(seed.get("query", "")),
+                    )
                 )
         for seed in SeedSummary.objects.bulk_create(seeds, batch_size=500):
             seed.summary.seed = seed
@@ -444,14 +452,25 @@ class Loader:
             found = existing.get((assignment.pk, label["dimension"], target))
             if found is not None:
                 if found.value != label["value"] or found.explanation != label["explanation"]:
-                    self.fail(source, "judgments", f"{label['annotator']}'s {label['dimension']} for {label['unit']} "
-                              f"already exists with a different value ({found.value!r}); not overwritten")
+                    self.fail(
+                        source,
+                        "judgments",
+                        f"{label['annotator']}'s {label['dimension']} for {label['unit']} "
+                        f"already exists with a different value ({found.value!r}); not overwritten",
+                    )
                 continue
             judgment = Judgment(
-                assignment=assignment, dimension=label["dimension"], target=target, summary=summary,
-                sentence=sentence, value=label["value"], explanation=label["explanation"],
-                taxonomy=self.taxonomy(label["taxonomy"]), version=label["version"],
-                created_at=label["created_at"] or timezone.now(), updated_at=label["updated_at"] or timezone.now(),
+                assignment=assignment,
+                dimension=label["dimension"],
+                target=target,
+                summary=summary,
+                sentence=sentence,
+                value=label["value"],
+                explanation=label["explanation"],
+                taxonomy=self.taxonomy(label["taxonomy"]),
+                version=label["version"],
+                created_at=label["created_at"] or timezone.now(),
+                updated_at=label["updated_at"] or timezone.now(),
             )
             existing[(assignment.pk, label["dimension"], target)] = judgment
             new_judgments.append((judgment, label["history"]))
@@ -460,9 +479,14 @@ class Loader:
         Judgment.objects.bulk_create([j for j, _ in new_judgments], batch_size=1000)
         for judgment, history in new_judgments:
             revisions += [
-                JudgmentRevision(judgment=judgment, version=h["version"], value=h["value"], explanation=h["explanation"],
-                                 changed_by=self.annotator(h["changed_by"]) if h["changed_by"] else None,
-                                 changed_at=h["changed_at"] or timezone.now())
+                JudgmentRevision(
+                    judgment=judgment,
+                    version=h["version"],
+                    value=h["value"],
+                    explanation=h["explanation"],
+                    changed_by=self.annotator(h["changed_by"]) if h["changed_by"] else None,
+                    changed_at=h["changed_at"] or timezone.now(),
+                )
                 for h in history
             ]
         JudgmentRevision.objects.bulk_create(revisions, batch_size=1000)
@@ -486,14 +510,25 @@ class Loader:
             found = Adjudication.objects.filter(item=item, dimension=label["dimension"], target=target).first()
             if found is not None:
                 if found.value != label["value"] or found.note != label["note"]:
-                    self.fail(source, "adjudicated", f"the adjudicated {label['dimension']} for {label['unit']} "
-                              f"already exists with a different value ({found.value!r}); not overwritten")
+                    self.fail(
+                        source,
+                        "adjudicated",
+                        f"the adjudicated {label['dimension']} for {label['unit']} "
+                        f"already exists with a different value ({found.value!r}); not overwritten",
+                    )
                 continue
             Adjudication.objects.create(
-                item=item, dimension=label["dimension"], target=target, summary=summary, sentence=sentence,
-                value=label["value"], note=label["note"], taxonomy=self.taxonomy(label["taxonomy"]),
+                item=item,
+                dimension=label["dimension"],
+                target=target,
+                summary=summary,
+                sentence=sentence,
+                value=label["value"],
+                note=label["note"],
+                taxonomy=self.taxonomy(label["taxonomy"]),
                 decided_by=self.annotator(label["decided_by"]) if label["decided_by"] else None,
-                decided_at=label["decided_at"] or timezone.now(), version=label["version"],
+                decided_at=label["decided_at"] or timezone.now(),
+                version=label["version"],
             )
             self.counts["adjudications"] += 1
 

@@ -73,7 +73,13 @@ def start_import(*, project: Project, user, format: str, files: list, options: d
             for chunk in upload.chunks():
                 out.write(chunk)
         stored.append(str(target))
-    job = ImportJob.objects.create(project=project, created_by=user, format=format, files=stored, options=options or {})
+    options = dict(options or {})
+    documents_name = options.pop("documents_name", None)
+    if documents_name:  # the tofueval documents file travels with the upload, not as data to import
+        documents = str(folder / Path(documents_name).name)
+        stored.remove(documents)
+        options["documents"] = documents
+    job = ImportJob.objects.create(project=project, created_by=user, format=format, files=stored, options=options)
     set_progress(job.pk, "queued", 0, 0)
     transaction.on_commit(lambda: tasks.run_import.delay(job.pk))
     return job
@@ -122,4 +128,5 @@ def finish(job: ImportJob, status: str, *, errors=(), warnings=(), counts=None) 
         status=status, errors=list(errors), warnings=list(warnings), counts=counts or {}, finished_at=timezone.now()
     )
     set_progress(job.pk, status, 1, 1)
-    shutil.rmtree(Path(job.files[0]).parent, ignore_errors=True) if job.files else None
+    if job.files:
+        shutil.rmtree(Path(job.files[0]).parent, ignore_errors=True)

@@ -41,7 +41,9 @@ def locate_sentences(text: str, sentences: list[str]) -> list[Sentence]:
     for index, sentence in enumerate(sentences):
         start = text.find(sentence, cursor)
         if start < 0:
-            raise ValueError(f"sentence {index + 1} does not occur in the text after offset {cursor}: {sentence[:80]!r}")
+            raise ValueError(
+                f"sentence {index + 1} does not occur in the text after offset {cursor}: {sentence[:80]!r}"
+            )
         end = start + len(sentence)
         located.append(Sentence(index=index, start=start, end=end, text=sentence))
         cursor = end

@@ -25,7 +25,9 @@ def membership_for(*, user, project: Project) -> Membership | None:
 
 
 def next_pseudonym(project: Project) -> str:
-    numbers = [int(p[1:]) for p in project.memberships.filter(pseudonym__regex=r"^A\d+$").values_list("pseudonym", flat=True)]
+    numbers = [
+        int(p[1:]) for p in project.memberships.filter(pseudonym__regex=r"^A\d+$").values_list("pseudonym", flat=True)
+    ]
     return f"A{max(numbers, default=0) + 1}"
 
 
@@ -53,7 +55,7 @@ def external_annotator(*, project: Project, pseudonym: str):
         return membership.user
     User = get_user_model()
     safe = re.sub(r"[^\w.@+-]", "_", pseudonym)[:60]
-    digest = hashlib.sha1(pseudonym.encode()).hexdigest()[:6]
+    digest = hashlib.sha1(pseudonym.encode(), usedforsecurity=False).hexdigest()[:6]
     username = f"ext-{project.pk}-{safe}-{digest}"
     user = User.objects.filter(username=username).first()
     if user is None:

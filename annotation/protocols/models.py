@@ -102,9 +102,7 @@ class Item(models.Model):
     key = models.CharField(max_length=500)
     document = models.ForeignKey(Document, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
-    sentence = models.ForeignKey(
-        SummarySentence, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
+    sentence = models.ForeignKey(SummarySentence, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     summaries = models.ManyToManyField(Summary, blank=True, related_name="items")
     round = models.CharField(max_length=50, default="main")
     is_gold = models.BooleanField(default=False)
@@ -214,6 +212,9 @@ class JudgmentRevision(models.Model):
             models.UniqueConstraint(fields=["judgment", "version"], name="revision_version_unique"),
         ]
 
+    def __str__(self) -> str:
+        return f"v{self.version}: {self.value!r}"
+
 
 class Adjudication(models.Model):
     """The final value of a unit, decided by an expert (or imported as such)."""
@@ -221,9 +222,7 @@ class Adjudication(models.Model):
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="adjudications")
     dimension = models.CharField(max_length=64)
     target = models.CharField(max_length=200)
-    summary = models.ForeignKey(
-        Summary, on_delete=models.PROTECT, null=True, blank=True, related_name="adjudications"
-    )
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, null=True, blank=True, related_name="adjudications")
     sentence = models.ForeignKey(SummarySentence, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     value = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)

@@ -122,7 +122,14 @@ SPECS = {
         "adjudicated": (("list", ADJUDICATION), False, []),
     },
 }
-TYPE_NAMES = {STR: "a string", INT: "an integer", NUM: "a number", BOOL: "true or false", LIST: "a list", OBJ: "an object"}
+TYPE_NAMES = {
+    STR: "a string",
+    INT: "an integer",
+    NUM: "a number",
+    BOOL: "true or false",
+    LIST: "a list",
+    OBJ: "an object",
+}
 
 
 def normalize(record: dict, source: Source, parsed: Parsed) -> dict | None:

@@ -17,14 +17,16 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project {opts['project']!r}")
-        out = open(opts["out"], "w", encoding="utf-8") if opts.get("out") else sys.stdout
+        if not opts.get("out"):
+            self.write(project, sys.stdout)
+            return
+        with open(opts["out"], "w", encoding="utf-8") as out:
+            lines = self.write(project, out)
+        self.stderr.write(f"wrote {lines} lines to {opts['out']}")
+
+    def write(self, project, out) -> int:
         lines = 0
-        try:
-            for line in services.export_lines(project=project):
-                out.write(line)
-                lines += 1
-        finally:
-            if out is not sys.stdout:
-                out.close()
-        if opts.get("out"):
-            self.stderr.write(f"wrote {lines} lines to {opts['out']}")
+        for line in services.export_lines(project=project):
+            out.write(line)
+            lines += 1
+        return lines

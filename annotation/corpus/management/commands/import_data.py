@@ -24,7 +24,10 @@ class Command(BaseCommand):
 
         try:
             counts, warnings = services.import_data(
-                project_slug=opts["project"], format=opts["format"], paths=opts["paths"], options=options,
+                project_slug=opts["project"],
+                format=opts["format"],
+                paths=opts["paths"],
+                options=options,
                 progress=progress,
             )
         except ImportFailed as failure:

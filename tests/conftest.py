@@ -1,0 +1,52 @@
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.celery import app as celery_app
+from annotation.projects import services as projects
+from annotation.projects.models import Project, Role
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _celery_eager():
+    """Tasks run in-process by default; tests/test_services.py drives a real worker."""
+    celery_app.conf.task_always_eager = True
+    yield
+
+
+@pytest.fixture
+def make_user(db):
+    def make(username: str, **extra):
+        return get_user_model().objects.create_user(username, f"{username}@example.org", "pw-correct-horse-9", **extra)
+
+    return make
+
+
+@pytest.fixture
+def project(db):
+    return Project.objects.create(slug="demo", name="Demo")
+
+
+@pytest.fixture
+def other_project(db):
+    return Project.objects.create(slug="other", name="Other")
+
+
+@pytest.fixture
+def lead(project, make_user):
+    user = make_user("lead")
+    projects.add_member(project=project, user=user, role=Role.LEAD)
+    return user
+
+
+@pytest.fixture
+def annotator(project, make_user):
+    user = make_user("ann1")
+    projects.add_member(project=project, user=user, role=Role.ANNOTATOR)
+    return user
+
+
+@pytest.fixture
+def outsider(other_project, make_user):
+    user = make_user("outsider")
+    projects.add_member(project=other_project, user=user, role=Role.LEAD)
+    return user

@@ -1,0 +1,284 @@
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.corpus import services
+from annotation.corpus.formats.base import ImportFailed
+from annotation.corpus.models import Document, Summary, SummarySentence
+from annotation.projects.models import Membership, Project
+from annotation.protocols.models import Adjudication, Assignment, Judgment, JudgmentRevision
+
+TURNS = [{"speaker": "Ana", "text": "We meet at 4 pm."}, {"speaker": "Ben", "text": "Fine, I bring the tickets."}]
+SUMMARY_TEXT = "Ana and Ben meet at 5 pm. Ben brings the tickets."
+
+
+def records() -> list[dict]:
+    history = [{"version": 1, "value": "consistent", "explanation": "", "changed_at": "2026-01-01T10:00:00+00:00"}]
+    return [
+        {"type": "campaign", "slug": "pilot", "name": "Pilot", "protocol": "tofueval_task1", "rounds": ["pilot-1"]},
+        {"type": "document", "id": "d1", "dataset": "toy", "split": "test", "kind": "dialogue", "turns": TURNS},
+        {"type": "topic", "document": "d1", "name": "Meeting time"},
+        {
+            "type": "summary",
+            "id": "s1",
+            "document": "d1",
+            "topic": "Meeting time",
+            "system": "model_A",
+            "text": SUMMARY_TEXT,
+            "judgments": [
+                {
+                    "campaign": "pilot",
+                    "item": "i1",
+                    "annotator": "A7",
+                    "dimension": "consistency",
+                    "unit": "sentence:0",
+                    "value": "inconsistent",
+                    "explanation": "4 pm, not 5 pm",
+                    "version": 2,
+                    "history": history,
+                },
+                {
+                    "campaign": "pilot",
+                    "item": "i1",
+                    "annotator": "A7",
+                    "dimension": "relevance",
+                    "unit": "summary",
+                    "value": 4,
+                },
+            ],
+            "adjudicated": [
+                {
+                    "campaign": "pilot",
+                    "item": "i1",
+                    "dimension": "consistency",
+                    "unit": "sentence:0",
+                    "value": "inconsistent",
+                    "note": "kept",
+                    "decided_by": "A7",
+                },
+            ],
+        },
+        {
+            "type": "item",
+            "campaign": "pilot",
+            "key": "i1",
+            "document": "d1",
+            "topic": "Meeting time",
+            "summaries": ["s1"],
+            "round": "pilot-1",
+            "assignments": [{"annotator": "A7", "shuffle_seed": 42, "summary_order": ["s1"], "active_seconds": 12.5}],
+            "judgments": [
+                {
+                    "campaign": "pilot",
+                    "item": "i1",
+                    "annotator": "A7",
+                    "dimension": "topic_category",
+                    "unit": "item",
+                    "value": "main",
+                }
+            ],
+        },
+    ]
+
+
+def write(tmp_path, rows, name="data.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def run_import(path, slug="toy", format="jsonl"):
+    return services.import_data(project_slug=slug, format=format, paths=[path])
+
+
+def export(slug="toy") -> list[dict]:
+    return [json.loads(line) for line in services.export_lines(project=Project.objects.get(slug=slug))]
+
+
+def failure(path, slug="toy") -> list[str]:
+    with pytest.raises(ImportFailed) as caught:
+        run_import(path, slug)
+    return [str(issue) for issue in caught.value.issues]
+
+
+@pytest.mark.django_db
+def test_import_creates_project_rows_and_sentences_with_exact_offsets(tmp_path):
+    counts, warnings = run_import(write(tmp_path, records()))
+    assert counts["documents"] == 1 and counts["summaries"] == 1 and counts["judgments"] == 3
+    assert warnings == []
+    summary = Summary.objects.get(external_id="s1")
+    sentences = list(summary.sentences.all())
+    assert [s.text for s in sentences] == ["Ana and Ben meet at 5 pm.", "Ben brings the tickets."]
+    assert all(summary.text[s.start : s.end] == s.text for s in sentences)
+    document = Document.objects.get(external_id="d1")
+    assert document.text == "Ana: We meet at 4 pm.\nBen: Fine, I bring the tickets."
+    judgment = Judgment.objects.get(dimension="consistency")
+    assert judgment.sentence == sentences[0] and judgment.version == 2
+    assert JudgmentRevision.objects.get(judgment=judgment).value == "consistent"
+    assert Adjudication.objects.get().value == "inconsistent"
+    member = Membership.objects.get(pseudonym="A7")
+    assert member.is_external and not member.user.is_active and not member.user.has_usable_password()
+    assert Assignment.objects.get().shuffle_seed == 42
+
+
+@pytest.mark.django_db
+def test_importing_the_same_file_again_creates_nothing(tmp_path):
+    path = write(tmp_path, records())
+    run_import(path)
+    before = (Document.objects.count(), Summary.objects.count(), Judgment.objects.count(), Assignment.objects.count())
+    counts, _ = run_import(path)
+    assert not any(counts.values())
+    after = (Document.objects.count(), Summary.objects.count(), Judgment.objects.count(), Assignment.objects.count())
+    assert before == after
+
+
+@pytest.mark.django_db
+def test_export_import_export_round_trip_is_identical(tmp_path):
+    run_import(write(tmp_path, records()))
+    first = export()
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in first), encoding="utf-8")
+    run_import(path, slug="copy")
+    assert export("copy") == first
+    kinds = [r["type"] for r in first]
+    assert kinds == ["campaign", "document", "topic", "summary", "item"]
+
+
+@pytest.mark.django_db
+def test_a_changed_label_on_reimport_is_a_conflict_not_an_overwrite(tmp_path):
+    run_import(write(tmp_path, records()))
+    changed = records()
+    changed[3]["judgments"][1]["value"] = 2
+    messages = failure(write(tmp_path, changed, "changed.jsonl"))
+    assert any("already exists with a different value" in m and "changed.jsonl, line 4" in m for m in messages)
+    assert Judgment.objects.get(dimension="relevance").value == 4
+
+
+@pytest.mark.django_db
+def test_a_changed_summary_text_is_refused(tmp_path):
+    run_import(write(tmp_path, records()))
+    changed = records()
+    changed[3]["text"] = "Something else entirely."
+    messages = failure(write(tmp_path, changed, "changed.jsonl"))
+    assert any("line 4, field 'text': summary 's1' already exists with a different text" in m for m in messages)
+
+
+MALFORMED = {
+    "truncated line": (lambda rows: rows[:-1] + ['{"type": "item", "campaign": "pilot"'], "line 5", "not valid JSON"),
+    "wrong type": (
+        lambda rows: rows[:3] + [rows[3].replace('"system": "model_A"', '"system": 7')] + rows[4:],
+        "line 4, field 'system'",
+        "must be a string",
+    ),
+    "duplicate id": (lambda rows: rows[:2] + [rows[1]] + rows[2:], "line 3, field 'id'", "duplicate document 'd1'"),
+    "unknown document": (
+        lambda rows: rows[:3] + [rows[3].replace('"document": "d1"', '"document": "d9"')] + rows[4:],
+        "line 4, field 'document'",
+        "unknown document 'd9'",
+    ),
+    "NaN": (
+        lambda rows: rows + ['{"type": "document", "id": "d2", "text": "x", "meta": {"score": NaN}}'],
+        "line 6",
+        "NaN is not a number JSON allows",
+    ),
+    "deep nesting": (
+        lambda rows: (
+            rows + ['{"type": "document", "id": "d3", "text": "x", "meta": ' + "[" * 100000 + "]" * 100000 + "}"]
+        ),
+        "line 6",
+        "nested too deeply",
+    ),
+    "unknown record type": (
+        lambda rows: rows + ['{"type": "annotator", "id": "x"}'],
+        "line 6, field 'type'",
+        "must be one of",
+    ),
+    "sentence index out of range": (
+        lambda rows: rows[:3] + [rows[3].replace('"unit": "sentence:0"', '"unit": "sentence:9"', 1)] + rows[4:],
+        "line 4, field 'judgments.unit'",
+        "has no sentence 9",
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_input_names_the_line_and_writes_nothing(tmp_path, case):
+    mutate, where, message = MALFORMED[case]
+    lines = mutate([json.dumps(r) for r in records()])
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    messages = failure(path)
+    assert any(f"bad.jsonl, {where}" in m and message in m for m in messages), messages
+    assert not Project.objects.exists() and not Document.objects.exists() and not Summary.objects.exists()
+
+
+@pytest.mark.django_db
+def test_bad_utf8_is_reported_with_its_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    good = [json.dumps(r).encode() for r in records()]
+    path.write_bytes(b"\n".join(good[:2] + [b'{"type": "topic", "document": "d1", "name": "\xff\xfe"}'] + good[3:]))
+    messages = failure(path)
+    assert any("bad.jsonl, line 3: not valid UTF-8" in m for m in messages), messages
+    assert not Document.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_over_long_line_is_refused_without_reading_it_whole(tmp_path, settings):
+    settings.IMPORT_MAX_LINE_BYTES = 1000
+    rows = [json.dumps(r) for r in records()]
+    rows.insert(1, json.dumps({"type": "document", "id": "big", "text": "x" * 5000}))
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    messages = failure(path)
+    assert any("long.jsonl, line 2: line is longer than the limit of 1000 bytes" in m for m in messages)
+
+
+@pytest.mark.django_db
+def test_an_over_large_file_is_refused(tmp_path, settings):
+    settings.IMPORT_MAX_BYTES = 100
+    assert any("the limit is 100" in m for m in failure(write(tmp_path, records())))
+
+
+@pytest.mark.django_db
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + write(tmp_path, records()).read_bytes())
+    counts, _ = run_import(path)
+    assert counts["summaries"] == 1
+
+
+@pytest.mark.django_db
+def test_sentence_offsets_given_in_the_file_must_match_the_text(tmp_path):
+    rows = records()
+    rows[3]["sentences"] = [{"index": 0, "start": 0, "end": 10, "text": "not this"}]
+    messages = failure(write(tmp_path, rows))
+    assert any("field 'sentences[0].text': does not equal the summary text" in m for m in messages)
+    assert not SummarySentence.objects.exists()
+
+
+@pytest.mark.django_db
+def test_command_reports_errors_and_exits_non_zero(tmp_path, capsys):
+    rows = [json.dumps(r) for r in records()]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(rows[:1] + ["{oops"] + rows[1:]) + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="nothing was written"):
+        call_command("import_data", str(path), project="toy", format="jsonl")
+    assert "bad.jsonl, line 2: not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.django_db
+def test_commands_import_then_export_to_a_file(tmp_path, capsys):
+    call_command("import_data", str(write(tmp_path, records())), project="toy", format="jsonl")
+    assert "1 summaries" in capsys.readouterr().out
+    out = tmp_path / "out.jsonl"
+    call_command("export_jsonl", project="toy", out=str(out))
+    assert [json.loads(line)["type"] for line in out.read_text().splitlines()][0] == "campaign"
+
+
+def test_bad_project_slug_is_refused(tmp_path):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="lower-case"):
+        services.import_data(project_slug="Bad Slug", format="jsonl", paths=[])
