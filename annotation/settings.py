@@ -130,6 +130,7 @@ CELERY_BROKER_URL = REDIS_URL or "filesystem://"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 if not REDIS_URL:
     _queue = VAR_DIR / "celery" / "queue"
+    _queue.mkdir(parents=True, exist_ok=True)  # the filesystem transport does not create it
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),

@@ -1,10 +1,27 @@
 from django.contrib import admin
+from django.db import connection
+from django.http import JsonResponse
 from django.urls import include, path
 
+from annotation.projects import views as project_views
+
+
+def healthz(request):
+    """For load balancers and compose: 200 when the database answers, 503 when it does not."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception:  # noqa: BLE001 - any database failure means "not healthy"
+        return JsonResponse({"database": "down"}, status=503)
+    return JsonResponse({"database": "ok"})
+
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("", include("annotation.accounts.urls")),
+    path("", project_views.home, name="home"),
     path("", include("annotation.projects.urls")),
     path("", include("annotation.corpus.urls")),
     path("api/", include("annotation.api.urls")),

@@ -282,3 +282,23 @@ def test_bad_project_slug_is_refused(tmp_path):
 
     with pytest.raises(ValidationError, match="lower-case"):
         services.import_data(project_slug="Bad Slug", format="jsonl", paths=[])
+
+
+def test_committed_json_schema_is_the_one_the_importer_enforces():
+    from annotation.corpus.formats import jsonl
+
+    assert json.loads(jsonl.SCHEMA_PATH.read_text()) == jsonl.json_schema(), (
+        "regenerate attest.schema.json from jsonl.json_schema()"
+    )
+
+
+@pytest.mark.django_db
+def test_every_exported_record_validates_against_the_schema(tmp_path):
+    import jsonschema
+
+    from annotation.corpus.formats import jsonl
+
+    run_import(write(tmp_path, records()))
+    validator = jsonschema.Draft202012Validator(json.loads(jsonl.SCHEMA_PATH.read_text()))
+    for record in export():
+        validator.validate(record)

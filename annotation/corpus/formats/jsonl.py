@@ -218,3 +218,51 @@ def parse(paths: list[Path], options: dict) -> Parsed:
             if record is not None:
                 parsed.add(record, source)
     return parsed
+
+
+# -- JSON Schema: generated from SPECS so the documented shape is the enforced one ----------------
+SCHEMA_PATH = Path(__file__).with_name("attest.schema.json")
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+
+
+def _schema_of(kind) -> dict:
+    if kind is ANY:
+        return {}
+    if kind == "datetime":
+        return {"type": "string", "format": "date-time"}
+    if kind == ("ref",):
+        return _object_schema(TAXONOMY_REF)
+    if isinstance(kind, tuple) and kind and kind[0] == "list":
+        return {"type": "array", "items": _object_schema(kind[1])}
+    if isinstance(kind, tuple) and kind and kind[0] == "obj":
+        return _object_schema(kind[1])
+    types = sorted({"null" if t is type(None) else JSON_TYPES[t] for t in kind})
+    if "integer" in types and "number" in types:
+        types.remove("integer")
+    return {"type": types[0] if len(types) == 1 else types}
+
+
+def _object_schema(spec: dict) -> dict:
+    properties = {}
+    for name, (kind, required, _default) in spec.items():
+        schema = _schema_of(kind)
+        if not required and schema.get("type") not in (None, "null") and "null" not in schema.get("type", []):
+            schema = {"anyOf": [schema, {"type": "null"}]}
+        properties[name] = schema
+    required = sorted(name for name, (_, req, _) in spec.items() if req)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def json_schema() -> dict:
+    variants = []
+    for kind, spec in SPECS.items():
+        schema = _object_schema(spec)
+        schema["properties"] = {"type": {"const": kind}, **schema["properties"]}
+        schema["required"] = ["type", *schema["required"]]
+        variants.append({"title": kind, **schema})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Attest JSONL record (one per line)",
+        "description": "Generated from annotation/corpus/formats/jsonl.py SPECS; see README 'The JSONL format'.",
+        "oneOf": variants,
+    }

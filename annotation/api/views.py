@@ -1,0 +1,99 @@
+"""The JSON API: the same services as the HTML views, scoped by membership."""
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api import serializers
+from annotation.api.permissions import project_for
+from annotation.corpus import services as corpus
+from annotation.corpus.models import Document, ImportJob, Summary
+from annotation.projects import services as projects
+from annotation.projects.models import Membership
+
+
+class ProjectList(generics.ListAPIView):
+    serializer_class = serializers.ProjectSerializer
+
+    def get_queryset(self):
+        return projects.projects_for(self.request.user).order_by("slug")
+
+    def get_serializer_context(self):
+        roles = dict(Membership.objects.filter(user=self.request.user).values_list("project_id", "role"))
+        return {**super().get_serializer_context(), "roles": roles}
+
+
+class ProjectDetail(APIView):
+    @extend_schema(responses=serializers.ProjectSerializer)
+    def get(self, request, slug):
+        project, membership = project_for(request, slug)
+        data = serializers.ProjectSerializer(project, context={"roles": {project.pk: membership.role}}).data
+        return Response(data)
+
+
+class ProjectMembers(generics.ListAPIView):
+    serializer_class = serializers.MembershipSerializer
+
+    def get_queryset(self):
+        project, _ = project_for(self.request, self.kwargs["slug"])
+        return projects.members(project)
+
+
+class DocumentList(generics.ListAPIView):
+    serializer_class = serializers.DocumentSerializer
+
+    def get_queryset(self):
+        project, _ = project_for(self.request, self.kwargs["slug"], allowed=lambda m: m.can_browse_corpus())
+        return Document.objects.filter(project=project).order_by("external_id")
+
+
+class SummaryList(generics.ListAPIView):
+    serializer_class = serializers.SummarySerializer
+
+    def get_queryset(self):
+        project, _ = project_for(self.request, self.kwargs["slug"], allowed=lambda m: m.can_browse_corpus())
+        rows = Summary.objects.filter(project=project).select_related("document", "topic")
+        return rows.prefetch_related("sentences").order_by("external_id")
+
+
+class Export(APIView):
+    @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
+    def get(self, request, slug):
+        """The project as JSONL (see the README for the format), streamed from one snapshot."""
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_export())
+        response = StreamingHttpResponse(corpus.export_lines(project=project), content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="{corpus.export_filename(project)}"'
+        return response
+
+
+class ImportCreate(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=serializers.ImportRequestSerializer, responses={202: serializers.ImportJobSerializer})
+    def post(self, request, slug):
+        """Queue an import (all or nothing); poll the returned job for progress and errors."""
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
+        payload = serializers.ImportRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        files = list(payload.validated_data["files"])
+        options = {}
+        if payload.validated_data.get("documents"):
+            files.append(payload.validated_data["documents"])
+            options["documents_name"] = payload.validated_data["documents"].name
+        job = corpus.start_import(
+            project=project, user=request.user, format=payload.validated_data["format"], files=files, options=options
+        )
+        return Response(serializers.ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ImportDetail(APIView):
+    @extend_schema(responses=serializers.ImportJobSerializer)
+    def get(self, request, slug, pk):
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
+        job = get_object_or_404(ImportJob, project=project, pk=pk)
+        return Response(serializers.ImportJobSerializer(job).data)
