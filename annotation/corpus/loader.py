@@ -396,7 +396,8 @@ class Loader:
                 )
                 self.db_items[(slug, key)] = item
                 self.counts["items"] += 1
-                links += [through(item_id=item.pk, summary_id=self.db_summaries[s].pk) for s in r["summaries"]]
+            # Also for an existing item: a later import may bring more of its summaries (new edits).
+            links += [through(item_id=item.pk, summary_id=self.db_summaries[s].pk) for s in r["summaries"]]
             for a in r["assignments"]:
                 self.assignment(item, a["annotator"], a["stage"], a)
         through.objects.bulk_create(links, batch_size=1000, ignore_conflicts=True)

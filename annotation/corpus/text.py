@@ -9,7 +9,9 @@ from functools import lru_cache
 
 import pysbd
 
-TURN_RE = re.compile(r"^\s*([^:\n]{1,80}?)\s*:\s?(.*)$", re.DOTALL)
+# "Speaker 0: text": the colon must be followed by white space (or end the line), so that a
+# time such as "10:30" inside a turn without a speaker is not read as one.
+TURN_RE = re.compile(r"^\s*([^:\n]{1,80}?)\s*:(?:\s+|$)(.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)

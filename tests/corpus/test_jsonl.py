@@ -189,6 +189,11 @@ MALFORMED = {
         "line 6",
         "nested too deeply",
     ),
+    "taxonomy without version": (
+        lambda rows: [rows[0].replace('"rounds"', '"taxonomy": {"slug": "tofueval-error-types"}, "rounds"')] + rows[1:],
+        "line 1, field 'taxonomy.version'",
+        "is required",
+    ),
     "unknown record type": (
         lambda rows: rows + ['{"type": "annotator", "id": "x"}'],
         "line 6, field 'type'",
@@ -302,3 +307,14 @@ def test_every_exported_record_validates_against_the_schema(tmp_path):
     validator = jsonschema.Draft202012Validator(json.loads(jsonl.SCHEMA_PATH.read_text()))
     for record in export():
         validator.validate(record)
+
+
+@pytest.mark.django_db
+def test_a_later_import_links_new_summaries_to_an_existing_item(tmp_path):
+    run_import(write(tmp_path, records()))
+    rows = records()
+    extra = {"type": "summary", "id": "s2", "document": "d1", "topic": "Meeting time", "text": "They meet."}
+    rows[4]["summaries"] = ["s1", "s2"]
+    run_import(write(tmp_path, [*rows, extra], "more.jsonl"))
+    item = Project.objects.get(slug="toy").campaigns.get().items.get()
+    assert sorted(item.summaries.values_list("external_id", flat=True)) == ["s1", "s2"]

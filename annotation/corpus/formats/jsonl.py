@@ -176,7 +176,8 @@ def _check_value(value, kind, path: str, source: Source, parsed: Parsed):
         if not isinstance(value, dict):
             parsed.fail(source, path, 'must be an object {"slug": ..., "version": ...}')
             return None, False
-        return _check(value, TAXONOMY_REF, path + ".", source, parsed), True
+        checked = _check(value, TAXONOMY_REF, path + ".", source, parsed)
+        return checked, checked is not None
     if isinstance(kind, tuple) and kind and kind[0] in ("list", "obj"):
         return _check_nested(value, kind, path, source, parsed)
     if not isinstance(value, kind) or (kind in (INT, NUM) and isinstance(value, bool)):
