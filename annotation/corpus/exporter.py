@@ -25,8 +25,9 @@ FORMAT_VERSION = 1
 def snapshot():
     """A read-only transaction whose reads all see one moment (REPEATABLE READ on PostgreSQL;
     SQLite's single read transaction gives the same)."""
+    outermost = not connection.in_atomic_block  # inside a caller's transaction, its snapshot holds
     with transaction.atomic():
-        if connection.vendor == "postgresql":
+        if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         yield

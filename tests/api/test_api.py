@@ -26,10 +26,11 @@ def jsonl_upload(name="data.jsonl", rows=None) -> SimpleUploadedFile:
 
 
 @pytest.fixture
-def loaded(project, lead):
-    response = client_for(lead).post(
-        f"/api/projects/{project.slug}/imports/", {"format": "jsonl", "files": [jsonl_upload()]}, format="multipart"
-    )
+def loaded(project, lead, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):  # the task is queued on commit
+        response = client_for(lead).post(
+            f"/api/projects/{project.slug}/imports/", {"format": "jsonl", "files": [jsonl_upload()]}, format="multipart"
+        )
     assert response.status_code == 202, response.content
     return project
 
@@ -67,11 +68,12 @@ def test_import_through_the_api_runs_and_reports(loaded, lead):
     assert Summary.objects.filter(project=loaded).count() == 1
 
 
-def test_import_with_errors_reports_line_numbers_and_writes_nothing(project, lead):
+def test_import_with_errors_reports_line_numbers_and_writes_nothing(project, lead, django_capture_on_commit_callbacks):
     bad = SimpleUploadedFile("bad.jsonl", b'{"type": "document", "id": "d1", "text": "x"}\n{oops\n')
-    response = client_for(lead).post(
-        "/api/projects/demo/imports/", {"format": "jsonl", "files": [bad]}, format="multipart"
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(lead).post(
+            "/api/projects/demo/imports/", {"format": "jsonl", "files": [bad]}, format="multipart"
+        )
     assert response.status_code == 202
     job = ImportJob.objects.get()
     assert job.status == "failed"
