@@ -71,8 +71,10 @@ class Summary(models.Model):
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="summaries")
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="summaries")
-    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, null=True, blank=True, related_name="summaries")
+    # RESTRICT: a document or topic with summaries cannot be deleted on its own, but an
+    # unannotated project can be deleted whole. Labels PROTECT what they are about.
+    document = models.ForeignKey(Document, on_delete=models.RESTRICT, related_name="summaries")
+    topic = models.ForeignKey(Topic, on_delete=models.RESTRICT, null=True, blank=True, related_name="summaries")
     external_id = models.CharField(max_length=255)
     system = models.CharField(max_length=200, blank=True)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.IMPORT)
@@ -133,7 +135,7 @@ class EditedSummary(models.Model):
     """A minor edit of a seed summary (SummEdits step 2)."""
 
     summary = models.OneToOneField(Summary, on_delete=models.CASCADE, related_name="edit")
-    seed = models.ForeignKey(SeedSummary, on_delete=models.PROTECT, related_name="edits")
+    seed = models.ForeignKey(SeedSummary, on_delete=models.RESTRICT, related_name="edits")
 
     class Meta:
         ordering = ["seed", "summary__external_id"]

@@ -100,9 +100,9 @@ class Item(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=500)
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
-    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
-    sentence = models.ForeignKey(SummarySentence, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.RESTRICT, null=True, blank=True, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.RESTRICT, null=True, blank=True, related_name="+")
+    sentence = models.ForeignKey(SummarySentence, on_delete=models.RESTRICT, null=True, blank=True, related_name="+")
     summaries = models.ManyToManyField(Summary, blank=True, related_name="items")
     round = models.CharField(max_length=50, default="main")
     is_gold = models.BooleanField(default=False)
