@@ -39,6 +39,8 @@ if not DEBUG and (
         'generate one with: python -c "import secrets; print(secrets.token_urlsafe(50))"'
     )
 
+# Base of links in e-mails sent without a request to take the host from (commands, workers).
+SITE_URL = os.environ.get("SITE_URL", "http://localhost:8000")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
@@ -135,6 +137,7 @@ if not REDIS_URL:
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
 CELERY_TASK_SERIALIZER = "json"

@@ -1,2 +1,8 @@
+from django.urls import path
+
+from annotation.accounts import views
+
 app_name = "accounts"
-urlpatterns = []
+urlpatterns = [
+    path("invitations/<str:token>/", views.accept, name="accept"),
+]

@@ -17,13 +17,13 @@ ARGS = [
 
 
 @pytest.fixture
-def page():
+def page(monkeypatch):
     """A Playwright page in Debian's Chromium (never a downloaded browser)."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("Debian's chromium is missing: apt-get install chromium (.ci/run does it)")
     # Playwright's sync API runs an event loop in this thread; the ORM calls in the test are
     # ordinary blocking calls made between browser steps, not from inside the loop.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -28,6 +28,6 @@ def test_wrong_password_shows_an_error_in_the_form(live_server, page, lead):
     page.fill("input[name=login]", "lead")
     page.fill("input[name=password]", "wrong-password")
     page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    page.wait_for_selector(".errorlist")
     assert "/accounts/login/" in page.url
     assert "not correct" in page.text_content("body")
