@@ -254,7 +254,7 @@ class Loader:
                 transaction.set_rollback(True)
         if self.issues:
             raise ImportFailed(self.issues)
-        return dict(self.counts)
+        return {name: number for name, number in self.counts.items() if number}
 
     def write_campaigns(self) -> None:
         for slug, r in self.plan.campaigns.items():
