@@ -403,12 +403,10 @@ class Loader:
         through.objects.bulk_create(links, batch_size=1000, ignore_conflicts=True)
 
     def assignment(self, item: Item, pseudonym: str, stage: str, record: dict | None = None) -> Assignment:
-        cache = self.__dict__.setdefault("assignment_cache", {})
+        cache = self.existing_assignments()
         user = self.annotator(pseudonym)
         key = (item.pk, user.pk, stage)
-        if key in cache:
-            return cache[key]
-        found = Assignment.objects.filter(item=item, annotator=user, stage=stage).first()
+        found = cache.get(key)
         if found is None:
             record = record or {}
             order = [self.db_summaries[s].pk for s in record.get("summary_order", []) if s in self.db_summaries]
@@ -426,6 +424,13 @@ class Loader:
             self.counts["assignments"] += 1
         cache[key] = found
         return found
+
+    def existing_assignments(self) -> dict:
+        """The project's assignments by (item, annotator, stage), read once."""
+        if "assignment_cache" not in self.__dict__:
+            rows = Assignment.objects.filter(item__campaign__project=self.project) if self.project.pk else []
+            self.assignment_cache = {(a.item_id, a.annotator_id, a.stage): a for a in rows}
+        return self.assignment_cache
 
     def annotator(self, pseudonym: str):
         cache = self.__dict__.setdefault("annotator_cache", {})
