@@ -63,6 +63,12 @@ class Origin(models.TextChoices):
     IMPORT = "import", "Imported"
 
 
+class SummaryQuerySet(models.QuerySet):
+    def annotatable(self):
+        """Summaries that may be offered for annotation: their document's text is known."""
+        return self.filter(document__text_missing=False)
+
+
 class Summary(models.Model):
     """A text to be judged against its document: a summary, a SummEdits seed or an edit of one.
 
@@ -81,6 +87,8 @@ class Summary(models.Model):
     text = models.TextField()
     provenance = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SummaryQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "external_id"]

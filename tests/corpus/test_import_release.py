@@ -120,3 +120,12 @@ def test_ramprasad_release_imports_spans(data):
     assert Topic.objects.count() == 0
 
     assert nothing_new(import_release("ramprasad", [data / "ramprasad_format_example.csv"])[0])
+
+
+@pytest.mark.django_db
+def test_summaries_without_document_text_are_not_annotatable(data):
+    counts, warnings = import_release("tofueval", [data / "tofueval_sample"])
+    assert len(warnings) == 2 and all("not be offered for annotation" in str(w) for w in warnings)
+    assert Summary.objects.count() == 36 and not Summary.objects.annotatable().exists()
+    import_release("tofueval", [data / "tofueval_sample"], documents=str(data / "meetingbank_documents_sample.jsonl"))
+    assert Summary.objects.annotatable().count() == 36

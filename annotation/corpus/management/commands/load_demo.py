@@ -76,8 +76,8 @@ class Command(BaseCommand):
             },
         )
         release = Item.objects.filter(campaign__project=project, campaign__slug="release-tofueval")
-        for source in release.exclude(document__text_missing=True).prefetch_related("summaries"):
-            summaries = list(source.summaries.all())
+        for source in release:
+            summaries = list(source.summaries.annotatable())
             if not summaries:
                 continue
             item, created = Item.objects.get_or_create(
