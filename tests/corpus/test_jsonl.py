@@ -318,3 +318,15 @@ def test_a_later_import_links_new_summaries_to_an_existing_item(tmp_path):
     run_import(write(tmp_path, [*rows, extra], "more.jsonl"))
     item = Project.objects.get(slug="toy").campaigns.get().items.get()
     assert sorted(item.summaries.values_list("external_id", flat=True)) == ["s1", "s2"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stalled_export_download_holds_no_sqlite_write_lock(tmp_path):
+    from django.db import connection
+
+    run_import(write(tmp_path, records()))
+    lines = services.export_lines(project=Project.objects.get(slug="toy"))
+    assert json.loads(next(lines))["type"] == "campaign"
+    if connection.vendor == "sqlite":  # the snapshot went to a file; no transaction stays open
+        assert not connection.in_atomic_block
+    assert len(list(lines)) == 4
