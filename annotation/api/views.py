@@ -1,5 +1,6 @@
 """The JSON API: the same services as the HTML views, scoped by membership."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -85,9 +86,16 @@ class ImportCreate(APIView):
         if payload.validated_data.get("documents"):
             files.append(payload.validated_data["documents"])
             options["documents_name"] = payload.validated_data["documents"].name
-        job = corpus.start_import(
-            project=project, user=request.user, format=payload.validated_data["format"], files=files, options=options
-        )
+        try:
+            job = corpus.start_import(
+                project=project,
+                user=request.user,
+                format=payload.validated_data["format"],
+                files=files,
+                options=options,
+            )
+        except DjangoValidationError as error:
+            return Response(error.message_dict, status=status.HTTP_400_BAD_REQUEST)
         return Response(serializers.ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 

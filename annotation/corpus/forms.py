@@ -39,16 +39,6 @@ class ImportForm(forms.Form):
         help_text="The source documents, when the release keeps them in a separate file.",
     )
 
-    def clean(self):
-        data = super().clean()
-        documents = data.get("documents")
-        if documents and data.get("format") != "tofueval":
-            self.add_error("documents", "A separate documents file is only read by the TofuEval format.")
-        names = [f.name for f in data.get("files") or []] + ([documents.name] if documents else [])
-        if len(set(names)) != len(names):
-            self.add_error("files", "Two uploaded files have the same name; rename one of them.")
-        return data
-
     def uploads(self) -> list:
         """Every file for start_import: the documents file goes last, named in the options."""
         documents = self.cleaned_data.get("documents")

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.corpus import text as textlib
@@ -92,16 +92,21 @@ class Loader:
         p = self.project
         self.taxonomies = {(t.slug, t.version): t for t in Taxonomy.objects.all()}
         self.db_campaigns, self.db_documents, self.db_topics, self.db_summaries, self.db_items = {}, {}, {}, {}, {}
+        self.db_item_summaries = defaultdict(set)
         if not p.pk:
             return
         self.db_campaigns = {c.slug: c for c in Campaign.objects.filter(project=p)}
         self.db_documents = {d.external_id: d for d in Document.objects.filter(project=p)}
         topics = Topic.objects.filter(document__project=p).select_related("document")
         self.db_topics = {(t.document.external_id, t.name): t for t in topics}
-        summaries = Summary.objects.filter(project=p).select_related("seed").prefetch_related("sentences")
-        self.db_summaries = {s.external_id: s for s in summaries}
-        items = Item.objects.filter(campaign__project=p).select_related("campaign")
+        summaries = Summary.objects.filter(project=p).select_related("seed", "document", "topic")
+        self.db_summaries = {s.external_id: s for s in summaries.prefetch_related("sentences")}
+        items = Item.objects.filter(campaign__project=p).select_related("campaign", "document", "topic")
         self.db_items = {(i.campaign.slug, i.key): i for i in items}
+        links = Item.summaries.through.objects.filter(item__campaign__project=p)
+        by_pk = {i.pk: key for key, i in self.db_items.items()}
+        for item_id, summary in links.values_list("item_id", "summary__external_id"):
+            self.db_item_summaries[by_pk[item_id]].add(summary)
 
     def check_references(self) -> None:
         plan = self.plan
@@ -169,8 +174,23 @@ class Loader:
             if not ((seed and seed["seed"] is not None) or (db_seed and hasattr(db_seed, "seed"))):
                 self.fail(source, "edit_of", f"{record['edit_of']!r} is not a seed summary")
         existing = self.db_summaries.get(key)
-        if existing and existing.text != record["text"]:
-            self.fail(source, "text", f"summary {key!r} already exists with a different text")
+        if existing:
+            self.check_unchanged(
+                source,
+                f"summary {key!r}",
+                {
+                    "text": (existing.text, record["text"]),
+                    "document": (existing.document.external_id, record["document"]),
+                    "topic": (existing.topic.name if existing.topic else None, record["topic"]),
+                    "system": (existing.system, record["system"]),
+                },
+            )
+
+    def check_unchanged(self, source: Source, what: str, pairs: dict) -> None:
+        """A record may repeat what the project holds, never contradict it."""
+        for field_name, (held, given) in pairs.items():
+            if held != given:
+                self.fail(source, field_name, f"{what} already exists with a different {field_name} ({held!r})")
 
     def check_sentences(self, record: dict, source: Source) -> None:
         text, cursor = record["text"], 0
@@ -199,6 +219,16 @@ class Loader:
                 self.fail(source, f"summaries[{i}]", f"unknown summary {summary!r}")
         if record["sentence"] is not None and self.sentence_index_bad(record["sentence"]):
             self.fail(source, "sentence", f"unknown sentence {record['sentence']!r}")
+        existing = self.db_items.get(key)
+        if existing:
+            self.check_unchanged(
+                source,
+                f"item {key[1]!r} of campaign {key[0]!r}",
+                {
+                    "document": (existing.document.external_id if existing.document else None, record["document"]),
+                    "topic": (existing.topic.name if existing.topic else None, record["topic"]),
+                },
+            )
 
     def sentence_count(self, summary_key: str) -> int | None:
         record = self.plan.summaries.get(summary_key)
@@ -217,6 +247,13 @@ class Loader:
         item_key = (label["campaign"], label["item"])
         if item_key not in self.plan.items and item_key not in self.db_items:
             self.fail(source, field_name, f"unknown item {label['item']!r} of campaign {label['campaign']!r}")
+        elif owner_kind == "item" and item_key != owner_key:
+            self.fail(source, field_name + ".item", "an item's labels must name that item and its campaign")
+        elif owner_kind == "summary" and owner_key not in self.item_summaries(item_key):
+            self.fail(source, field_name + ".item", f"item {label['item']!r} does not include summary {owner_key!r}")
+        versions = [h["version"] for h in label.get("history", [])]
+        if len(set(versions)) != len(versions) or any(v >= label["version"] for v in versions):
+            self.fail(source, field_name + ".history", "versions must be distinct and lower than the label's version")
         self.check_taxonomy(label["taxonomy"], source, field_name + ".taxonomy")
         unit, _, suffix = label["unit"].partition("/")
         if owner_kind == "item":
@@ -229,32 +266,49 @@ class Loader:
                 self.fail(source, field_name + ".unit", f"summary {owner_key!r} has no sentence {unit[9:]}")
         else:
             self.fail(source, field_name + ".unit", f"must be 'summary' or 'sentence:<index>'; got {label['unit']!r}")
-        if suffix and not suffix.strip():
+        if "/" in label["unit"] and not suffix.strip():
             self.fail(source, field_name + ".unit", "has an empty part after '/'")
+
+    def item_summaries(self, item_key: tuple) -> set:
+        record = self.plan.items.get(item_key)
+        return self.db_item_summaries[item_key] | set(record["summaries"] if record else ())
 
     # -- writing --------------------------------------------------------------------------
     def run(self) -> dict:
         self.parsed.raise_if_failed()
         self.collect()
-        self.load_existing()
-        self.check_references()
-        if self.issues:
-            raise ImportFailed(self.issues)
-        with transaction.atomic():
-            if not self.project.pk:
-                self.project.save()
-                self.counts["projects"] += 1
-            self.write_campaigns()
-            self.write_documents()
-            self.write_topics()
-            self.write_summaries()
-            self.write_items()
-            self.write_labels()
-            if self.issues:  # conflicts found while writing: undo everything
-                transaction.set_rollback(True)
-        if self.issues:
-            raise ImportFailed(self.issues)
+        try:
+            with transaction.atomic():
+                # Checks and writes in one transaction, the project row locked: two imports into
+                # one project run one after the other, each checking what the other wrote.
+                if self.project.pk:
+                    Project.objects.select_for_update().filter(pk=self.project.pk).first()
+                self.load_existing()
+                self.check_references()
+                if self.issues:
+                    raise ImportFailed(self.issues)
+                self.write()
+                if self.issues:  # conflicts found while writing: undo everything
+                    raise ImportFailed(self.issues)
+        except IntegrityError as error:
+            source = self.parsed.records[0][1].file if self.parsed.records else "-"
+            message = (
+                f"the database refused the import ({error}); nothing was written. "
+                "If another import ran at the same time, try again."
+            )
+            raise ImportFailed([Issue(source, None, "", message)]) from error
         return {name: number for name, number in self.counts.items() if number}
+
+    def write(self) -> None:
+        if not self.project.pk:
+            self.project.save()
+            self.counts["projects"] += 1
+        self.write_campaigns()
+        self.write_documents()
+        self.write_topics()
+        self.write_summaries()
+        self.write_items()
+        self.write_labels()
 
     def write_campaigns(self) -> None:
         for slug, r in self.plan.campaigns.items():

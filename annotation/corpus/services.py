@@ -76,8 +76,7 @@ def start_import(*, project: Project, user, format: str, files: list, options: d
     """Store uploaded files (never served back) and queue their import on a worker."""
     from annotation.corpus import tasks
 
-    if format not in FORMATS:
-        raise ValidationError(f"Unknown format {format!r}.")
+    check_uploads(format=format, files=files, options=options or {})
     folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     stored = []
@@ -97,6 +96,24 @@ def start_import(*, project: Project, user, format: str, files: list, options: d
     set_progress(job.pk, "queued", 0, 0)
     transaction.on_commit(lambda: tasks.run_import.delay(job.pk))
     return job
+
+
+def check_uploads(*, format: str, files: list, options: dict) -> None:
+    """Refuse, before storing anything, what cannot be imported as sent."""
+    if format not in FORMATS:
+        raise ValidationError({"format": f"Unknown format {format!r}; choose one of {', '.join(FORMATS)}."})
+    if not files:
+        raise ValidationError({"files": "Choose at least one file."})
+    if options.get("documents_name") and format != "tofueval":
+        raise ValidationError({"documents": "A separate documents file is only read by the TofuEval format."})
+    names = [Path(f.name).name for f in files]
+    if len(set(names)) != len(names):
+        raise ValidationError({"files": "Two uploaded files have the same name; rename one of them."})
+    for upload in files:
+        if upload.size > settings.IMPORT_MAX_BYTES:
+            raise ValidationError(
+                {"files": f"{upload.name} is {upload.size} bytes; the limit is {settings.IMPORT_MAX_BYTES}."}
+            )
 
 
 def progress_key(job_id: int) -> str:
@@ -133,6 +150,13 @@ def run_import_job(*, job_id: int) -> None:
         finish(job, ImportJob.Status.FAILED, errors=[i.as_dict() for i in failure.issues])
     except ValidationError as error:
         finish(job, ImportJob.Status.FAILED, errors=[{"text": m} for m in error.messages])
+    except BaseException:
+        # Whatever else went wrong, the job must not poll forever: say so, then let it propagate
+        # so that the worker logs the traceback.
+        finish(
+            job, ImportJob.Status.FAILED, errors=[{"text": "internal error; nothing was written (see the worker log)"}]
+        )
+        raise
     else:
         finish(job, ImportJob.Status.DONE, counts=counts, warnings=[w.as_dict() for w in warnings])
 

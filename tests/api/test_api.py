@@ -119,3 +119,27 @@ def test_schema_and_docs_are_served_offline(client, lead):
     assert client.get("/api/schema/").status_code == 200
     docs = client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger" in docs.content.lower() and b"//cdn" not in docs.content.lower()
+
+
+def test_api_refuses_two_files_with_one_name_and_a_stray_documents_file(project, lead):
+    client = client_for(lead)
+    twice = {"format": "jsonl", "files": [jsonl_upload(), jsonl_upload()]}
+    response = client.post("/api/projects/demo/imports/", twice, format="multipart")
+    assert response.status_code == 400 and "same name" in response.json()["files"][0]
+    stray = {"format": "jsonl", "files": [jsonl_upload()], "documents": jsonl_upload("docs.jsonl")}
+    response = client.post("/api/projects/demo/imports/", stray, format="multipart")
+    assert response.status_code == 400 and "only read by the TofuEval" in response.json()["documents"][0]
+    assert not ImportJob.objects.exists()
+
+
+def test_an_unexpected_failure_marks_the_job_failed(project, lead, monkeypatch, django_capture_on_commit_callbacks):
+    from annotation.corpus import services
+
+    def explode(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(services, "import_data", explode)
+    with django_capture_on_commit_callbacks(execute=True):  # the worker logs the error and goes on
+        client_for(lead).post("/api/projects/demo/imports/", {"format": "jsonl", "files": [jsonl_upload()]})
+    job = ImportJob.objects.get()
+    assert job.status == "failed" and "internal error" in job.errors[0]["text"]

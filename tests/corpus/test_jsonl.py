@@ -330,3 +330,81 @@ def test_a_stalled_export_download_holds_no_sqlite_write_lock(tmp_path):
     if connection.vendor == "sqlite":  # the snapshot went to a file; no transaction stays open
         assert not connection.in_atomic_block
     assert len(list(lines)) == 4
+
+
+def edit(path: str, value):
+    """A mutation of records(): set the value at a dotted path like '3.judgments.0.version'."""
+
+    def mutate(rows):
+        target = rows
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        for part in parents:
+            target = target[part]
+        target[last] = value
+        return rows
+
+    return mutate
+
+
+def with_empty_item_i2(rows):
+    """An item i2 without summary s1, and one of s1's labels claiming to belong to it."""
+    rows.append({**rows[4], "key": "i2", "summaries": [], "judgments": [], "assignments": []})
+    rows[3]["judgments"][1]["item"] = "i2"
+    return rows
+
+
+BAD_VALUES = {
+    "negative annotators": (edit("0.annotators_per_item", -1), "line 1, field 'annotators_per_item'", "between 1"),
+    "share above one": (edit("0.double_share", 5), "line 1, field 'double_share'", "between 0 and 1"),
+    "slug with spaces": (edit("0.slug", "has space/!"), "line 1, field 'slug'", "letters, digits"),
+    "negative version": (edit("3.judgments.0.version", -3), "field 'judgments[0].version'", "between 1"),
+    "history versions repeat": (
+        edit("3.judgments.0.history", [{"version": 1}, {"version": 1}]),
+        "field 'judgments.history'",
+        "distinct",
+    ),
+    "huge seed": (edit("4.assignments.0.shuffle_seed", 10**23), "field 'assignments[0].shuffle_seed'", "between"),
+    "unknown status": (edit("4.assignments.0.status", "bogus"), "field 'assignments[0].status'", "must be one of"),
+    "empty stage": (edit("4.assignments.0.stage", " "), "field 'assignments[0].stage'", "non-empty"),
+    "empty unit part": (edit("3.judgments.1.unit", "summary/"), "field 'judgments.unit'", "empty part"),
+    "label of another item": (edit("4.judgments.0.item", "i2"), "line 5, field 'judgments'", "unknown item 'i2'"),
+    "summary label for an item without it": (
+        with_empty_item_i2,
+        "line 4, field 'judgments.item'",
+        "does not include summary 's1'",
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("case", sorted(BAD_VALUES))
+def test_bad_values_are_reported_not_crashed_on(tmp_path, case):
+    mutate, where, message = BAD_VALUES[case]
+    messages = failure(write(tmp_path, mutate(records()), "bad.jsonl"))
+    assert any(where in m and message in m for m in messages), messages
+    assert not Project.objects.exists()
+
+
+@pytest.mark.django_db
+def test_item_labels_must_name_their_own_item(tmp_path):
+    rows = records()
+    rows.append({**rows[4], "key": "i2", "judgments": [], "assignments": []})
+    rows[4]["judgments"][0]["item"] = "i2"
+    messages = failure(write(tmp_path, rows))
+    assert any("line 5, field 'judgments.item': an item's labels must name that item" in m for m in messages)
+
+
+@pytest.mark.django_db
+def test_a_summary_moved_to_another_system_is_a_conflict(tmp_path):
+    run_import(write(tmp_path, records()))
+    rows = records()
+    rows[3]["system"] = "model_B"
+    messages = failure(write(tmp_path, rows, "again.jsonl"))
+    assert any("field 'system': summary 's1' already exists with a different system ('model_A')" in m for m in messages)
+
+
+@pytest.mark.django_db
+def test_a_folder_or_a_missing_path_is_an_error_not_a_crash(tmp_path):
+    for path, message in [(tmp_path, "is not a file"), (tmp_path / "nope.jsonl", "no such file")]:
+        with pytest.raises(ImportFailed, match=message):
+            services.import_data(project_slug="toy", format="jsonl", paths=[path])

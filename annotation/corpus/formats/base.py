@@ -77,6 +77,10 @@ def loads(text: str):
 
 
 def check_size(path: Path, parsed: Parsed) -> bool:
+    if not path.is_file():
+        problem = "is not a file (give the files themselves)" if path.exists() else "no such file"
+        parsed.fail(Source(path.name or str(path)), "", problem)
+        return False
     size = path.stat().st_size
     if size > settings.IMPORT_MAX_BYTES:
         parsed.fail(Source(path.name), "", f"file is {size} bytes; the limit is {settings.IMPORT_MAX_BYTES}")

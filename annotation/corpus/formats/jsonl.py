@@ -5,6 +5,7 @@ writes campaigns, documents, topics, summaries, then items. The JSON Schema besi
 (`attest.schema.json`) documents the same shape; `normalize` is what the importer enforces.
 """
 
+import re
 from pathlib import Path
 
 from django.utils.dateparse import parse_datetime
@@ -14,9 +15,45 @@ from annotation.corpus.formats.base import Parsed, Source, iter_json_lines
 STR, INT, NUM, BOOL, LIST, OBJ, ANY = (str,), (int,), (int, float), (bool,), (list,), (dict,), None
 NULL = (type(None),)
 
+
+class Range:
+    """A rule on a value: a number within [low, high]."""
+
+    def __init__(self, low, high):
+        self.low, self.high, self.schema = low, high, {"minimum": low, "maximum": high}
+
+    def __call__(self, value) -> str | None:
+        return None if self.low <= value <= self.high else f"must be between {self.low} and {self.high}"
+
+
+class OneOf:
+    """A rule on a value: one of a fixed set of strings."""
+
+    def __init__(self, *values: str):
+        self.values, self.schema = values, {"enum": list(values)}
+
+    def __call__(self, value) -> str | None:
+        return None if value in self.values else f"must be one of {', '.join(self.values)}; got {value!r}"
+
+
+class Pattern:
+    """A rule on a string: a regular expression searched as JSON Schema's `pattern` is."""
+
+    def __init__(self, pattern: str, meaning: str):
+        self.regex, self.meaning, self.schema = re.compile(pattern), meaning, {"pattern": pattern}
+
+    def __call__(self, value) -> str | None:
+        return None if self.regex.search(value) else f"must be {self.meaning}; got {value!r}"
+
+
+POSITIVE = Range(1, 2**31 - 1)
+NATURAL = Range(0, 2**31 - 1)
+SLUG = Pattern(r"^[-a-zA-Z0-9_]{1,80}$", "letters, digits, hyphens or underscores (at most 80)")
+NON_EMPTY = Pattern(r"\S", "non-empty")
+
 TAXONOMY_REF = {"slug": (STR, True, None), "version": (INT, True, None)}
 HISTORY = {
-    "version": (INT, True, None),
+    "version": (INT, True, None, POSITIVE),
     "value": (ANY, False, None),
     "explanation": (STR, False, ""),
     "changed_at": ("datetime", False, None),
@@ -26,13 +63,13 @@ JUDGMENT = {
     "campaign": (STR, True, None),
     "item": (STR, True, None),
     "annotator": (STR, True, None),
-    "stage": (STR, False, "annotate"),
-    "dimension": (STR, True, None),
+    "stage": (STR, False, "annotate", NON_EMPTY),
+    "dimension": (STR, True, None, NON_EMPTY),
     "unit": (STR, True, None),
     "value": (ANY, False, None),
     "explanation": (STR, False, ""),
     "taxonomy": (("ref",), False, None),
-    "version": (INT, False, 1),
+    "version": (INT, False, 1, POSITIVE),
     "created_at": ("datetime", False, None),
     "updated_at": ("datetime", False, None),
     "history": (("list", HISTORY), False, []),
@@ -40,40 +77,45 @@ JUDGMENT = {
 ADJUDICATION = {
     "campaign": (STR, True, None),
     "item": (STR, True, None),
-    "dimension": (STR, True, None),
+    "dimension": (STR, True, None, NON_EMPTY),
     "unit": (STR, True, None),
     "value": (ANY, False, None),
     "note": (STR, False, ""),
     "taxonomy": (("ref",), False, None),
     "decided_by": (STR + NULL, False, None),
     "decided_at": ("datetime", False, None),
-    "version": (INT, False, 1),
+    "version": (INT, False, 1, POSITIVE),
 }
 ASSIGNMENT = {
     "annotator": (STR, True, None),
-    "stage": (STR, False, "annotate"),
-    "status": (STR, False, "submitted"),
-    "shuffle_seed": (INT + NULL, False, None),
+    "stage": (STR, False, "annotate", NON_EMPTY),
+    "status": (STR, False, "submitted", OneOf("pending", "in_progress", "submitted")),
+    "shuffle_seed": (INT + NULL, False, None, Range(-(2**63), 2**63 - 1)),
     "summary_order": (LIST, False, []),
-    "active_seconds": (NUM, False, 0.0),
+    "active_seconds": (NUM, False, 0.0, Range(0, 10**9)),
     "started_at": ("datetime", False, None),
     "submitted_at": ("datetime", False, None),
 }
-SENTENCE = {"index": (INT, True, None), "start": (INT, True, None), "end": (INT, True, None), "text": (STR, True, None)}
+SENTENCE = {
+    "index": (INT, True, None, NATURAL),
+    "start": (INT, True, None, NATURAL),
+    "end": (INT, True, None, NATURAL),
+    "text": (STR, True, None),
+}
 TURN = {"speaker": (STR, False, ""), "text": (STR, True, None)}
-SENTENCE_REF = {"summary": (STR, True, None), "index": (INT, True, None)}
+SENTENCE_REF = {"summary": (STR, True, None), "index": (INT, True, None, NATURAL)}
 
 SPECS = {
     "campaign": {
-        "slug": (STR, True, None),
+        "slug": (STR, True, None, SLUG),
         "name": (STR, False, ""),
         "protocol": (STR, True, None),
         "guidelines": (STR, False, ""),
         "taxonomy": (("ref",), False, None),
-        "annotators_per_item": (INT, False, 1),
-        "double_share": (NUM, False, 0.0),
+        "annotators_per_item": (INT, False, 1, Range(1, 1000)),
+        "double_share": (NUM, False, 0.0, Range(0, 1)),
         "rounds": (LIST, False, []),
-        "status": (STR, False, "closed"),
+        "status": (STR, False, "closed", OneOf("draft", "active", "closed")),
         "is_release": (BOOL, False, False),
         "created_at": ("datetime", False, None),
     },
@@ -81,7 +123,7 @@ SPECS = {
         "id": (STR, True, None),
         "dataset": (STR, False, ""),
         "split": (STR, False, ""),
-        "kind": (STR, False, "text"),
+        "kind": (STR, False, "text", OneOf("text", "dialogue")),
         "text": (STR, False, ""),
         "turns": (("list", TURN), False, []),
         "text_missing": (BOOL, False, False),
@@ -98,7 +140,7 @@ SPECS = {
         "document": (STR, True, None),
         "topic": (STR + NULL, False, None),
         "system": (STR, False, ""),
-        "origin": (STR, False, "import"),
+        "origin": (STR, False, "import", OneOf("release", "human", "llm", "baseline", "import")),
         "text": (STR, True, None),
         "sentences": (("list", SENTENCE), False, None),
         "provenance": (OBJ, False, {}),
@@ -149,7 +191,7 @@ def normalize(record: dict, source: Source, parsed: Parsed) -> dict | None:
 
 def _check(obj: dict, spec: dict, prefix: str, source: Source, parsed: Parsed) -> dict | None:
     ok, out = True, {}
-    for name, (kind, required, default) in spec.items():
+    for name, (kind, required, default, *rules) in spec.items():
         path = f"{prefix}{name}"
         if name not in obj or (obj[name] is None and not required):
             if required:
@@ -158,7 +200,10 @@ def _check(obj: dict, spec: dict, prefix: str, source: Source, parsed: Parsed) -
             out[name] = default if not isinstance(default, list | dict) else type(default)()
             continue
         value, good = _check_value(obj[name], kind, path, source, parsed)
-        ok = ok and good
+        problems = [p for rule in rules if good and (p := rule(value))]
+        for problem in problems:
+            parsed.fail(source, path, problem)
+        ok = ok and good and not problems
         out[name] = value
     return out if ok else None
 
@@ -245,12 +290,14 @@ def _schema_of(kind) -> dict:
 
 def _object_schema(spec: dict) -> dict:
     properties = {}
-    for name, (kind, required, _default) in spec.items():
+    for name, (kind, required, _default, *rules) in spec.items():
         schema = _schema_of(kind)
+        for rule in rules:
+            schema |= rule.schema
         if not required and schema.get("type") not in (None, "null") and "null" not in schema.get("type", []):
             schema = {"anyOf": [schema, {"type": "null"}]}
         properties[name] = schema
-    required = sorted(name for name, (_, req, _) in spec.items() if req)
+    required = sorted(name for name, (_, req, *_) in spec.items() if req)
     return {"type": "object", "properties": properties, "required": required}
 
 

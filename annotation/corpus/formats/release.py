@@ -26,7 +26,7 @@ def record(record_type: str, /, **fields) -> dict:
     if unknown:
         raise TypeError(f"{record_type} records have no field(s) {sorted(unknown)}")
     return {"type": record_type} | {
-        name: fields.get(name, copy.copy(default)) for name, (_, _, default) in spec.items()
+        name: fields.get(name, copy.copy(default)) for name, (_, _, default, *_) in spec.items()
     }
 
 
@@ -40,7 +40,7 @@ def release_judgment(
     campaign: str, item: str, dimension: str, unit: str, value, *, explanation: str = "", taxonomy: dict | None = None
 ) -> dict:
     """A released label, as a judgment of the pseudonymous annotator "release"."""
-    defaults = {name: copy.copy(default) for name, (_, _, default) in jsonl.JUDGMENT.items()}
+    defaults = {name: copy.copy(default) for name, (_, _, default, *_) in jsonl.JUDGMENT.items()}
     return defaults | {
         "campaign": campaign,
         "item": item,
