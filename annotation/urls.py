@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import JsonResponse
 from django.urls import include, path
@@ -15,6 +16,9 @@ def healthz(request):
         return JsonResponse({"database": "down"}, status=503)
     return JsonResponse({"database": "ok"})
 
+
+# The admin signs in through allauth's form, so its rate limits cover the admin too.
+admin.site.login = login_required(admin.site.login)
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

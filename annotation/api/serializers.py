@@ -7,10 +7,14 @@ from annotation.projects.models import Membership, Project
 
 class MembershipSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username")
+    pseudonym = serializers.SerializerMethodField(help_text="Only for leads: who carries which pseudonym.")
 
     class Meta:
         model = Membership
         fields = ["username", "role", "pseudonym", "is_external"]
+
+    def get_pseudonym(self, membership) -> str | None:
+        return membership.pseudonym if self.context.get("show_pseudonyms") else None
 
 
 class ProjectSerializer(serializers.ModelSerializer):

@@ -1,6 +1,5 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from annotation.accounts.middleware import allow_inline_styles
 from annotation.api import views
@@ -8,7 +7,7 @@ from annotation.api import views
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", allow_inline_styles(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", views.ObtainToken.as_view(), name="api-token"),
     path("projects/", views.ProjectList.as_view(), name="api-projects"),
     path("projects/<slug:slug>/", views.ProjectDetail.as_view(), name="api-project"),
     path("projects/<slug:slug>/members/", views.ProjectMembers.as_view(), name="api-members"),

@@ -6,8 +6,10 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from annotation.api import serializers
@@ -16,6 +18,13 @@ from annotation.corpus import services as corpus
 from annotation.corpus.models import Document, ImportJob, Summary
 from annotation.projects import services as projects
 from annotation.projects.models import Membership
+
+
+class ObtainToken(ObtainAuthToken):
+    """Username and password for a token; throttled like the login form (guessing passwords)."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "token"
 
 
 class ProjectList(generics.ListAPIView):
@@ -41,8 +50,11 @@ class ProjectMembers(generics.ListAPIView):
     serializer_class = serializers.MembershipSerializer
 
     def get_queryset(self):
-        project, _ = project_for(self.request, self.kwargs["slug"])
+        project, self.membership = project_for(self.request, self.kwargs["slug"])
         return projects.members(project)
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "show_pseudonyms": self.membership.can_manage()}
 
 
 class DocumentList(generics.ListAPIView):

@@ -71,7 +71,8 @@ def label_fields(item_path: str) -> dict:
 class Exporter:
     def __init__(self, project: Project):
         self.project = project
-        self.pseudonyms = dict(project.memberships.values_list("user_id", "pseudonym"))
+        memberships = project.memberships.select_related("project")
+        self.pseudonyms = {m.user_id: m.exported_pseudonym() for m in memberships}
 
     def lines(self) -> Iterator[str]:
         for record in self.records():

@@ -93,8 +93,10 @@ class Loader:
         self.taxonomies = {(t.slug, t.version): t for t in Taxonomy.objects.all()}
         self.db_campaigns, self.db_documents, self.db_topics, self.db_summaries, self.db_items = {}, {}, {}, {}, {}
         self.db_item_summaries = defaultdict(set)
+        self.member_pseudonyms = set()
         if not p.pk:
             return
+        self.member_pseudonyms = set(p.memberships.people().values_list("pseudonym", flat=True))
         self.db_campaigns = {c.slug: c for c in Campaign.objects.filter(project=p)}
         self.db_documents = {d.external_id: d for d in Document.objects.filter(project=p)}
         topics = Topic.objects.filter(document__project=p).select_related("document")
@@ -251,6 +253,15 @@ class Loader:
             self.fail(source, field_name + ".item", "an item's labels must name that item and its campaign")
         elif owner_kind == "summary" and owner_key not in self.item_summaries(item_key):
             self.fail(source, field_name + ".item", f"item {label['item']!r} does not include summary {owner_key!r}")
+        for role in ("annotator", "decided_by"):
+            name = label.get(role)
+            if name in self.member_pseudonyms:
+                self.fail(
+                    source,
+                    f"{field_name}.{role}",
+                    f"{name!r} is the pseudonym of a member of this project; "
+                    "rename it in the file (exports sign members as <prefix>:<pseudonym>)",
+                )
         versions = [h["version"] for h in label.get("history", [])]
         if len(set(versions)) != len(versions) or any(v >= label["version"] for v in versions):
             self.fail(source, field_name + ".history", "versions must be distinct and lower than the label's version")
@@ -489,7 +500,7 @@ class Loader:
     def annotator(self, pseudonym: str):
         cache = self.__dict__.setdefault("annotator_cache", {})
         if pseudonym not in cache:
-            cache[pseudonym] = projects.external_annotator(project=self.project, pseudonym=pseudonym)
+            cache[pseudonym] = projects.annotator_for(project=self.project, pseudonym=pseudonym)
         return cache[pseudonym]
 
     def unit(self, label: dict, owner_kind: str, owner_key) -> tuple[Summary | None, SummarySentence | None, str]:

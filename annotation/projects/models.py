@@ -1,6 +1,12 @@
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+
+def new_pseudonym_prefix() -> str:
+    return secrets.token_hex(3)
 
 
 class Project(models.Model):
@@ -9,6 +15,12 @@ class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
+    pseudonym_prefix = models.CharField(
+        max_length=12,
+        default=new_pseudonym_prefix,
+        help_text="Qualifies members' pseudonyms in exports (prefix:A1), so that a file from another "
+        "project never attributes labels to this project's people.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -66,3 +78,8 @@ class Membership(models.Model):
 
     def can_export(self) -> bool:
         return self.role in {Role.LEAD, Role.VIEWER}
+
+    def exported_pseudonym(self) -> str:
+        """How the member's labels are signed in exports: people qualified by the project's
+        prefix, imported stand-ins as they came."""
+        return self.pseudonym if self.is_external else f"{self.project.pseudonym_prefix}:{self.pseudonym}"

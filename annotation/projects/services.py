@@ -44,15 +44,28 @@ def add_member(*, project: Project, user, role: str) -> Membership:
     return membership
 
 
-def external_annotator(*, project: Project, pseudonym: str):
-    """The user standing for an imported pseudonymous annotator of a project (created once).
+def pseudonym_conflict(*, project: Project, pseudonym: str) -> bool:
+    """A bare pseudonym in a file that a person of the project already carries: importing it
+    would attribute someone else's labels to them, so the import must rename it."""
+    return Membership.objects.filter(project=project, pseudonym=pseudonym, is_external=False).exists()
 
-    A pseudonym that belongs to a member of the project maps to that member, so re-importing a
-    project's own export attributes labels to the same people.
+
+def annotator_for(*, project: Project, pseudonym: str):
+    """The user whose labels a file signs with `pseudonym`, in this project.
+
+    `<prefix>:A1` with this project's prefix is the project's own member A1 (its own export
+    coming back); anything else is an imported, non-login stand-in, created once.
     """
-    membership = Membership.objects.filter(project=project, pseudonym=pseudonym).select_related("user").first()
+    own, _, local = pseudonym.partition(":")
+    if own == project.pseudonym_prefix and local:
+        member = Membership.objects.filter(project=project, pseudonym=local, is_external=False).first()
+        if member:
+            return member.user
+    membership = Membership.objects.filter(project=project, pseudonym=pseudonym, is_external=True).first()
     if membership:
         return membership.user
+    if pseudonym_conflict(project=project, pseudonym=pseudonym):
+        raise ValidationError(f"Pseudonym {pseudonym!r} belongs to a member of {project.slug}.")
     User = get_user_model()
     safe = re.sub(r"[^\w.@+-]", "_", pseudonym)[:60]
     digest = hashlib.sha1(pseudonym.encode(), usedforsecurity=False).hexdigest()[:6]

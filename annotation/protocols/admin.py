@@ -53,7 +53,22 @@ class RevisionInline(admin.TabularInline):
 
 @admin.register(Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
+    """Read-only: a label changes through the annotation screens, which keep its history."""
+
     list_display = ["assignment", "dimension", "target", "value", "version", "updated_at"]
+    readonly_fields = [
+        "assignment",
+        "dimension",
+        "target",
+        "summary",
+        "sentence",
+        "value",
+        "explanation",
+        "taxonomy",
+        "version",
+        "created_at",
+        "updated_at",
+    ]
     list_filter = ["dimension"]
     raw_id_fields = ["assignment", "summary", "sentence"]
     inlines = [RevisionInline]
@@ -61,5 +76,18 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 @admin.register(Adjudication)
 class AdjudicationAdmin(admin.ModelAdmin):
+    readonly_fields = [
+        "item",
+        "dimension",
+        "target",
+        "summary",
+        "sentence",
+        "value",
+        "note",
+        "taxonomy",
+        "decided_by",
+        "decided_at",
+        "version",
+    ]
     list_display = ["item", "dimension", "target", "value", "decided_by", "decided_at"]
     raw_id_fields = ["item", "summary", "sentence", "decided_by"]

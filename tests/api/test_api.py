@@ -143,3 +143,31 @@ def test_an_unexpected_failure_marks_the_job_failed(project, lead, monkeypatch, 
         client_for(lead).post("/api/projects/demo/imports/", {"format": "jsonl", "files": [jsonl_upload()]})
     job = ImportJob.objects.get()
     assert job.status == "failed" and "internal error" in job.errors[0]["text"]
+
+
+def test_only_leads_see_who_carries_which_pseudonym(project, lead, make_user):
+    viewer = make_user("viewer")
+    projects.add_member(project=project, user=viewer, role=Role.VIEWER)
+    as_viewer = client_for(viewer).get("/api/projects/demo/members/").json()["results"]
+    assert {m["pseudonym"] for m in as_viewer} == {None}
+    as_lead = client_for(lead).get("/api/projects/demo/members/").json()["results"]
+    assert {m["pseudonym"] for m in as_lead} == {"A1", "A2"}
+
+
+def test_token_for_a_password_and_guessing_is_throttled(lead):
+    from django.core.cache import cache
+
+    cache.clear()
+    client = APIClient()
+    good = client.post("/api/token/", {"username": "lead", "password": "pw-correct-horse-9"})
+    assert good.status_code == 200 and len(good.json()["token"]) == 40
+    statuses = [
+        client.post("/api/token/", {"username": "lead", "password": f"guess-{n}"}).status_code for n in range(5)
+    ]
+    assert statuses[:4] == [400] * 4 and statuses[4] == 429
+    cache.clear()
+
+
+def test_admin_signs_in_through_the_rate_limited_form(client):
+    response = client.get("/admin/login/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")

@@ -42,7 +42,7 @@ def viewer(project, make_user):
 @pytest.fixture
 def imported(project):
     """The user behind an imported pseudonymous annotator: never a person who may see the project."""
-    return projects.external_annotator(project=project, pseudonym="release-7")
+    return projects.annotator_for(project=project, pseudonym="release-7")
 
 
 @pytest.fixture

@@ -105,3 +105,10 @@ def test_inviting_a_member_again_is_refused(client_for, world, project):
     assert response.status_code == 400
     assert "already belongs to a member" in response.text
     assert not mail.outbox
+
+
+def test_only_leads_see_pseudonyms_on_the_project_page(client_for, project, lead, viewer, annotator):
+    lead_page = client_for(lead).get(f"/p/{project.slug}/").content.decode()
+    viewer_page = client_for(viewer).get(f"/p/{project.slug}/").content.decode()
+    assert '<th scope="col">Pseudonym</th>' in lead_page
+    assert '<th scope="col">Pseudonym</th>' not in viewer_page
