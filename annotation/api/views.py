@@ -1,7 +1,6 @@
 """The JSON API: the same services as the HTML views, scoped by membership."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -15,6 +14,7 @@ from rest_framework.views import APIView
 from annotation.api import serializers
 from annotation.api.permissions import project_for
 from annotation.corpus import services as corpus
+from annotation.corpus import views as corpus_views
 from annotation.corpus.models import Document, ImportJob, Summary
 from annotation.projects import services as projects
 from annotation.projects.models import Membership
@@ -79,9 +79,7 @@ class Export(APIView):
     def get(self, request, slug):
         """The project as JSONL (see the README for the format), streamed from one snapshot."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_export())
-        response = StreamingHttpResponse(corpus.export_lines(project=project), content_type="application/x-ndjson")
-        response["Content-Disposition"] = f'attachment; filename="{corpus.export_filename(project)}"'
-        return response
+        return corpus_views.export_response(project)
 
 
 class ImportCreate(APIView):

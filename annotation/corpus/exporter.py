@@ -16,7 +16,15 @@ from django.db.models import F
 
 from annotation.corpus.models import Document, Summary, SummarySentence, Topic
 from annotation.projects.models import Project
-from annotation.protocols.models import Adjudication, Assignment, Campaign, Item, Judgment, JudgmentRevision
+from annotation.protocols.models import (
+    Adjudication,
+    Assignment,
+    Campaign,
+    Item,
+    Judgment,
+    JudgmentRevision,
+    unit_name,
+)
 
 CHUNK = 500
 FORMAT_VERSION = 1
@@ -43,13 +51,7 @@ def taxonomy_ref(row: dict) -> dict | None:
 
 
 def unit(row: dict) -> str:
-    """'item', 'summary' or 'sentence:<index>', plus any '/<suffix>' the target carries."""
-    if row["sentence_index"] is not None:
-        base = f"sentence:{row['sentence_index']}"
-    else:
-        base = "summary" if row["summary_id"] else "item"
-    suffix = row["target"].partition("/")[2]
-    return f"{base}/{suffix}" if suffix else base
+    return unit_name(sentence_index=row["sentence_index"], has_summary=bool(row["summary_id"]), target=row["target"])
 
 
 def chunks(ids: list[int]) -> Iterator[list[int]]:

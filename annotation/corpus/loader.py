@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.corpus import text as textlib
-from annotation.corpus.formats.base import ImportFailed, Issue, Parsed, Source
+from annotation.corpus.formats.base import MAX_ISSUES, ImportFailed, Issue, Parsed, Source
 from annotation.corpus.models import Document, EditedSummary, Origin, SeedSummary, Summary, SummarySentence, Topic
 from annotation.projects import services as projects
 from annotation.projects.models import Project
@@ -27,7 +27,6 @@ from annotation.protocols.models import (
 )
 
 Progress = Callable[[str, int, int], None]
-MAX_ISSUES = 50
 
 
 def _noop(phase: str, done: int, total: int) -> None:

@@ -1,20 +1,16 @@
-import json
-from collections import defaultdict
-
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseStopPolling
 
-from annotation.corpus import forms, services
+from annotation.corpus import forms, queries, services
 from annotation.corpus.models import Document, ImportJob
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership
-from annotation.protocols.models import Judgment
 
 DOCUMENTS_PER_PAGE = 50
 
@@ -59,6 +55,11 @@ def import_job(request, project, membership, pk):
 @require_GET
 @project_view(Membership.can_export)
 def export(request, project, membership):
+    return export_response(project)
+
+
+def export_response(project) -> StreamingHttpResponse:
+    """The JSONL download, for this page and the API alike."""
     response = StreamingHttpResponse(services.export_lines(project=project), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{services.export_filename(project)}"'
     return response
@@ -84,46 +85,9 @@ def documents(request, project, membership):
 def document(request, project, membership, pk):
     """One document with its topics, summaries, sentences and every judgment made on them."""
     doc = get_object_or_404(Document.objects.prefetch_related("topics"), project=project, pk=pk)
-    context = {"project": project, "membership": membership, "document": doc, "summaries": summaries_of(doc)}
+    context = {"project": project, "membership": membership, "document": doc, "summaries": queries.summaries_of(doc)}
     return render(request, "corpus/document.html", context)
 
 
 def distinct(queryset, field: str) -> list[str]:
     return list(queryset.order_by(field).values_list(field, flat=True).distinct())
-
-
-def summaries_of(doc: Document) -> list:
-    """The document's summaries, each with .rows (its sentences) and judgments attached to both."""
-    summaries = list(
-        doc.summaries.select_related("topic", "edit__seed__summary")
-        .prefetch_related("sentences")
-        .order_by("topic__name", "system", "external_id")
-    )
-    by_summary, by_sentence = judgments_of(doc)
-    for summary in summaries:
-        summary.summary_judgments = by_summary[summary.pk]
-        summary.rows = list(summary.sentences.all())
-        for sentence in summary.rows:
-            sentence.judgment_rows = by_sentence[sentence.pk]
-    return summaries
-
-
-def judgments_of(doc: Document) -> tuple[dict, dict]:
-    """Judgments on the document's summaries (two queries), labelled with annotator pseudonyms."""
-    pseudonyms = dict(Membership.objects.filter(project=doc.project_id).values_list("user_id", "pseudonym"))
-    rows = (
-        Judgment.objects.filter(Q(summary__document=doc) | Q(sentence__summary__document=doc))
-        .select_related("assignment__item__campaign")
-        .order_by("assignment__item__campaign__slug", "assignment__annotator_id", "dimension", "target")
-    )
-    by_summary, by_sentence = defaultdict(list), defaultdict(list)
-    for judgment in rows:
-        judgment.annotator = pseudonyms.get(judgment.assignment.annotator_id, "unknown")
-        judgment.shown_value = (
-            judgment.value if isinstance(judgment.value, str) else json.dumps(judgment.value, ensure_ascii=False)
-        )
-        if judgment.sentence_id:
-            by_sentence[judgment.sentence_id].append(judgment)
-        else:
-            by_summary[judgment.summary_id].append(judgment)
-    return by_summary, by_sentence

@@ -247,7 +247,13 @@ class Adjudication(models.Model):
 
 
 def unit_of(label) -> str:
-    """'item', 'summary' or 'sentence:<index>', plus any '/<suffix>' the target carries."""
-    base = f"sentence:{label.sentence.index}" if label.sentence_id else "summary" if label.summary_id else "item"
-    suffix = label.target.partition("/")[2]
+    sentence_index = label.sentence.index if label.sentence_id else None
+    return unit_name(sentence_index=sentence_index, has_summary=bool(label.summary_id), target=label.target)
+
+
+def unit_name(*, sentence_index: int | None, has_summary: bool, target: str) -> str:
+    """'item', 'summary' or 'sentence:<index>', plus any '/<suffix>' the target carries: the unit
+    as the JSONL format names it, relative to its summary or item line."""
+    base = f"sentence:{sentence_index}" if sentence_index is not None else "summary" if has_summary else "item"
+    suffix = target.partition("/")[2]
     return f"{base}/{suffix}" if suffix else base

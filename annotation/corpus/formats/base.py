@@ -67,13 +67,13 @@ class Parsed:
             raise ImportFailed(self.issues)
 
 
-def _reject_constant(name: str):
+def reject_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
 def loads(text: str):
     """json.loads that refuses NaN and Infinity, which JSON itself does not have."""
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(text, parse_constant=reject_constant)
 
 
 def check_size(path: Path, parsed: Parsed) -> bool:

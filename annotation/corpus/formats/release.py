@@ -14,7 +14,7 @@ from django.conf import settings
 
 from annotation.corpus import text as textlib
 from annotation.corpus.formats import jsonl
-from annotation.corpus.formats.base import Parsed, Source, iter_json_lines, read_text
+from annotation.corpus.formats.base import Parsed, Source, iter_json_lines, read_text, reject_constant
 
 RELEASE_ANNOTATOR = "release"
 
@@ -137,14 +137,10 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _CLOSERS = {"[": "]", "{": "}"}
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 class _JsonScanner:
     """Walks one JSON container member by member, counting lines as it goes."""
 
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    decoder = json.JSONDecoder(parse_constant=reject_constant)
 
     def __init__(self, text: str, name: str, parsed: Parsed):
         self.text, self.name, self.parsed = text, name, parsed
