@@ -33,4 +33,9 @@ def page(monkeypatch):
         page.console_errors = []
         page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
         yield page
+        # ORM calls made while Playwright's loop runs get their own (context-local) connections;
+        # close them here, in that same context, so the test database can be dropped.
+        from django.db import connections
+
+        connections.close_all()
         browser.close()
