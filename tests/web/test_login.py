@@ -37,3 +37,18 @@ def test_open_sign_up_is_closed(client, django_user_model):
     data = {"email": "x@example.org", "username": "x", "password1": "a-long-pass-99", "password2": "a-long-pass-99"}
     client.post("/accounts/signup/", data)
     assert not django_user_model.objects.filter(username="x").exists()
+
+
+def test_password_reset_by_email_link(client, lead, mailoutbox):
+    import re
+
+    response = client.post("/accounts/password/reset/", {"email": "lead@example.org"})
+    assert response.status_code == 302
+    assert len(mailoutbox) == 1
+    link = re.search(r"http://testserver(/accounts/password/reset/key/\S+)", mailoutbox[0].body).group(1)
+    form_page = client.get(link, follow=True)
+    action = form_page.redirect_chain[-1][0] if form_page.redirect_chain else link
+    done = client.post(action, {"password1": "a-brand-new-pass-42", "password2": "a-brand-new-pass-42"})
+    assert done.status_code == 302
+    lead.refresh_from_db()
+    assert lead.check_password("a-brand-new-pass-42")
