@@ -103,6 +103,7 @@ class Exporter:
                 "rounds": c.rounds,
                 "status": c.status,
                 "is_release": c.is_release,
+                "settings": c.settings,
                 "created_at": iso(c.created_at),
             }
 

@@ -10,6 +10,7 @@ FORMAT_LABELS = {
     "summedits": "SummEdits release",
     "madisse": "MADISSE (ambiguity) release",
     "ramprasad": "Ramprasad et al. 2024 release",
+    "labels": "Labels collected elsewhere (item, annotator, dimension, value)",
 }
 
 

@@ -337,6 +337,7 @@ class Loader:
                 rounds=r["rounds"],
                 status=r["status"] if r["status"] in Campaign.Status.values else Campaign.Status.CLOSED,
                 is_release=r["is_release"],
+                settings=r["settings"],
                 created_at=r["created_at"] or timezone.now(),
             )
             self.counts["campaigns"] += 1

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.corpus import exporter, loader
-from annotation.corpus.formats import base, jsonl, madisse, ramprasad, summedits, tofueval
+from annotation.corpus.formats import base, jsonl, labels, madisse, ramprasad, summedits, tofueval
 from annotation.corpus.models import ImportJob
 from annotation.projects.models import Project
 
@@ -24,6 +24,7 @@ FORMATS: dict[str, Callable] = {
     "summedits": summedits.parse,
     "madisse": madisse.parse,
     "ramprasad": ramprasad.parse,
+    "labels": labels.parse,
 }
 PROGRESS_TTL = 24 * 3600
 

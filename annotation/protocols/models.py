@@ -79,6 +79,9 @@ class Campaign(models.Model):
     rounds = models.JSONField(default=list, blank=True)  # e.g. ["pilot-1", "pilot-2", "main"]
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     is_release = models.BooleanField(default=False, help_text="Holds labels imported from a public release.")
+    settings = models.JSONField(
+        default=dict, blank=True, help_text='Protocol settings, e.g. {"levels": {"dimension": "ordinal"}}.'
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -117,6 +117,7 @@ SPECS = {
         "rounds": (LIST, False, []),
         "status": (STR, False, "closed", OneOf("draft", "active", "closed")),
         "is_release": (BOOL, False, False),
+        "settings": (OBJ, False, {}),
         "created_at": ("datetime", False, None),
     },
     "document": {

@@ -14,9 +14,10 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=sorted(services.FORMATS))
         parser.add_argument("--documents", help="tofueval: JSONL of {doc_id, turns} with the source texts")
         parser.add_argument("--dataset", help="tofueval/summedits: dataset or domain name if not in the file name")
+        parser.add_argument("--campaign", help="labels: the campaign's slug (default: from the file name)")
 
     def handle(self, *args, **opts):
-        options = {k: opts[k] for k in ("documents", "dataset") if opts.get(k)}
+        options = {k: opts[k] for k in ("documents", "dataset", "campaign") if opts.get(k)}
 
         def progress(phase, done, total):
             if opts["verbosity"] > 1 and total:
