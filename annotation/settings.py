@@ -26,6 +26,8 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG")
+# matplotlib (dashboard charts) keeps its font cache here, not in a home directory that may be read-only.
+os.environ.setdefault("MPLCONFIGDIR", str(VAR_DIR / "matplotlib"))
 
 # Values that must never protect a real deployment: refused whenever DEBUG is off.
 INSECURE_SECRET_KEYS = {"", "changeme", "change-me", "secret", "insecure-dev-key", "django-insecure"}
@@ -64,6 +66,7 @@ INSTALLED_APPS = [
     "annotation.projects",
     "annotation.corpus",
     "annotation.protocols",
+    "annotation.agreement",
     "annotation.api",
 ]
 

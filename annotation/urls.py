@@ -28,5 +28,6 @@ urlpatterns = [
     path("", project_views.home, name="home"),
     path("", include("annotation.projects.urls")),
     path("", include("annotation.corpus.urls")),
+    path("", include("annotation.agreement.urls")),
     path("api/", include("annotation.api.urls")),
 ]

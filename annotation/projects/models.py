@@ -79,6 +79,9 @@ class Membership(models.Model):
     def can_export(self) -> bool:
         return self.role in {Role.LEAD, Role.VIEWER}
 
+    def can_read_dashboards(self) -> bool:
+        return self.role in {Role.LEAD, Role.VIEWER}
+
     def exported_pseudonym(self) -> str:
         """How the member's labels are signed in exports: people qualified by the project's
         prefix, imported stand-ins as they came."""

@@ -1,3 +1,4 @@
+import random
 import secrets
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from annotation.corpus import services
 from annotation.projects import services as projects
 from annotation.projects.models import Project, Role
 from annotation.protocols import services as protocols
-from annotation.protocols.models import Campaign, Item, Protocol
+from annotation.protocols.models import Assignment, Campaign, Item, Judgment, Protocol
 
 DATA = Path(__file__).resolve().parents[2] / "demo_data"
 IMPORTS = [
@@ -42,7 +43,9 @@ class Command(BaseCommand):
             project.name, project.description = "Demo", "Samples of TofuEval, SummEdits, MADISSE and Ramprasad et al."
             project.save()
         passwords = self.people(project)
-        self.demo_campaign(project, [u for u, role in passwords if role == Role.ANNOTATOR])
+        annotators = [u for u, role in passwords if role == Role.ANNOTATOR]
+        self.demo_campaign(project, annotators)
+        self.demo_labels(project, annotators)
         self.stdout.write(self.style.SUCCESS("\nDemo logins (new passwords each run):"))
         for user, role in passwords:
             self.stdout.write(f"  {user.username:<12} {user.password_plain:<26} {role}")
@@ -87,3 +90,81 @@ class Command(BaseCommand):
                 item.summaries.set(summaries)
             for annotator in annotators:
                 protocols.assign(item=item, annotator=annotator)
+
+    @transaction.atomic
+    def demo_labels(self, project, annotators):
+        """A closed pilot whose two annotators "labelled" the TofuEval sample: the release's labels
+        for the first, the same with about 15% of them changed for the second. Synthetic, so that
+        the agreement dashboard has something to show; said so in the guidelines."""
+        campaign, created = Campaign.objects.get_or_create(
+            project=project,
+            slug="demo-agreement",
+            defaults={
+                "name": "TofuEval pilot, synthetic labels (demo)",
+                "protocol": Protocol.TOFUEVAL_TASK1,
+                "annotators_per_item": 2,
+                "rounds": ["pilot-1", "main"],
+                "status": Campaign.Status.CLOSED,
+                "guidelines": "Synthetic labels made by load_demo to show the agreement dashboard.",
+            },
+        )
+        if not created:
+            return
+        release = Judgment.objects.filter(
+            assignment__item__campaign__project=project, assignment__item__campaign__slug="release-tofueval"
+        )
+        items = {}
+        rng = random.Random(7)
+        for n, source in enumerate(Item.objects.filter(campaign__project=project, campaign__slug="release-tofueval")):
+            item = Item.objects.create(
+                campaign=campaign,
+                key=source.key,
+                document=source.document,
+                topic=source.topic,
+                round="pilot-1" if n % 2 else "main",
+            )
+            item.summaries.set(source.summaries.all())
+            items[source.pk] = item
+        for position, annotator in enumerate(annotators):
+            self.copy_labels(release, items, annotator, noise=0.15 * position, rng=rng)
+
+    def copy_labels(self, release, items, annotator, *, noise, rng):
+        flips = {
+            "consistent": "inconsistent",
+            "inconsistent": "consistent",
+            "main": "marginal",
+            "marginal": "irrelevant",
+            "irrelevant": "main",
+        }
+        assignments = {
+            pk: Assignment.objects.create(item=item, annotator=annotator, status=Assignment.Status.SUBMITTED)
+            for pk, item in items.items()
+        }
+        rows = []
+        for j in release.filter(dimension__in=["consistency", "topic_category"]).select_related("assignment"):
+            value = flips[j.value] if rng.random() < noise else j.value
+            rows.append(
+                Judgment(
+                    assignment=assignments[j.assignment.item_id],
+                    dimension=j.dimension,
+                    target=j.target,
+                    summary_id=j.summary_id,
+                    sentence_id=j.sentence_id,
+                    value=value,
+                    explanation="(synthetic)" if value == "inconsistent" else "",
+                )
+            )
+        for pk, item in items.items():
+            for summary in item.summaries.all():
+                base = 2 + len(summary.text) % 4
+                value = min(5, max(1, base + (rng.choice([-1, 1]) if rng.random() < noise else 0)))
+                rows.append(
+                    Judgment(
+                        assignment=assignments[pk],
+                        dimension="relevance",
+                        summary=summary,
+                        target=Judgment.make_target(summary=summary),
+                        value=value,
+                    )
+                )
+        Judgment.objects.bulk_create(rows)
