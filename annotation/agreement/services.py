@@ -233,6 +233,18 @@ def dashboard(campaign: Campaign, filters: dict | None = None) -> AgreementSnaps
     return snapshot
 
 
+def refresh_project(project) -> int:
+    """After labels arrive (an import, a submission): recompute the project's stale snapshots."""
+    stale = 0
+    for snapshot in AgreementSnapshot.objects.filter(campaign__project=project).select_related("campaign"):
+        if snapshot.status != AgreementSnapshot.Status.COMPUTING and snapshot.version != labels_version(
+            snapshot.campaign
+        ):
+            schedule_recompute(snapshot)
+            stale += 1
+    return stale
+
+
 def schedule_recompute(snapshot: AgreementSnapshot) -> None:
     from annotation.agreement import tasks
 

@@ -69,3 +69,15 @@ class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=sorted(corpus.FORMATS))
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     documents = serializers.FileField(required=False, help_text="tofueval: JSONL of {doc_id, turns}")
+
+
+class AgreementSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    stale = serializers.BooleanField(source="is_stale")
+    as_of = serializers.DateTimeField(source="computed_at", allow_null=True)
+    progress = serializers.IntegerField(source="percent_done")
+    filters = serializers.JSONField()
+    metrics = serializers.SerializerMethodField()
+
+    def get_metrics(self, snapshot) -> list[dict]:
+        return (snapshot.results or {}).get("metrics", [])

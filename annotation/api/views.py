@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from annotation.agreement import services as agreement
 from annotation.api import serializers
 from annotation.api.permissions import project_for
 from annotation.corpus import services as corpus
@@ -18,6 +19,7 @@ from annotation.corpus import views as corpus_views
 from annotation.corpus.models import Document, ImportJob, Summary
 from annotation.projects import services as projects
 from annotation.projects.models import Membership
+from annotation.protocols.models import Campaign
 
 
 class ObtainToken(ObtainAuthToken):
@@ -115,3 +117,14 @@ class ImportDetail(APIView):
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
         job = get_object_or_404(ImportJob, project=project, pk=pk)
         return Response(serializers.ImportJobSerializer(job).data)
+
+
+class CampaignAgreement(APIView):
+    @extend_schema(responses=serializers.AgreementSerializer)
+    def get(self, request, slug, pk):
+        """The dashboard's figures (as of the last recompute; a stale snapshot is being recomputed)."""
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_read_dashboards())
+        campaign = get_object_or_404(Campaign, project=project, pk=pk)
+        filters = {"round": request.query_params.get("round", ""), "dataset": request.query_params.get("dataset", "")}
+        snapshot = agreement.dashboard(campaign, filters)
+        return Response(serializers.AgreementSerializer(snapshot).data)

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation.agreement import services as agreement
 from annotation.corpus import exporter, loader
 from annotation.corpus.formats import base, jsonl, labels, madisse, ramprasad, summedits, tofueval
 from annotation.corpus.models import ImportJob
@@ -160,6 +161,8 @@ def run_import_job(*, job_id: int) -> None:
         raise
     else:
         finish(job, ImportJob.Status.DONE, counts=counts, warnings=[w.as_dict() for w in warnings])
+        if counts.get("judgments") or counts.get("adjudications"):
+            agreement.refresh_project(job.project)
 
 
 def finish(job: ImportJob, status: str, *, errors=(), warnings=(), counts=None) -> None:

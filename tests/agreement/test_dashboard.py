@@ -158,3 +158,47 @@ def test_charts_are_png_with_their_numbers_on_the_page(
     assert rounds.content[:4] == b"\x89PNG" and labels.content[:4] == b"\x89PNG"
     assert client.get(base + "labels.png?dimension=nope&variant=raw").status_code == 404
     assert client.get(base + "other.png").status_code == 404
+
+
+def test_an_import_of_new_labels_recomputes_existing_snapshots(
+    campaign, project, tmp_path, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.dashboard(campaign)
+    before = AgreementSnapshot.objects.get(campaign=campaign)
+    more = tmp_path / "study.jsonl"
+    more.write_text(json.dumps({"item": "q99", "annotator": "ann-a", "dimension": "faithful", "value": "yes"}) + "\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_data", str(more), project=project.slug, format="labels", stdout=io.StringIO())
+    after = AgreementSnapshot.objects.get(pk=before.pk)
+    assert after.status == "ready" and after.version != before.version
+
+
+def test_the_api_serves_the_same_figures(campaign, project, make_user, django_capture_on_commit_callbacks):
+    from rest_framework.test import APIClient
+
+    viewer, annotator = make_user("v"), make_user("a")
+    projects.add_member(project=project, user=viewer, role=Role.VIEWER)
+    projects.add_member(project=project, user=annotator, role=Role.ANNOTATOR)
+    client = APIClient()
+    client.force_authenticate(viewer)
+    url = f"/api/projects/{project.slug}/campaigns/{campaign.pk}/agreement/"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.get(url).json()["status"] == "computing"
+    body = client.get(url).json()
+    assert body["status"] == "ready" and not body["stale"]
+    assert body["metrics"] == AgreementSnapshot.objects.get(campaign=campaign).results["metrics"]
+    client.force_authenticate(annotator)
+    assert client.get(url).status_code == 404
+
+
+def test_a_warm_dashboard_takes_a_fixed_number_of_queries(
+    campaign, signed_in, project, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    client = signed_in(Role.LEAD)
+    url = f"/p/{project.slug}/campaigns/{campaign.pk}/agreement/"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(url)
+    client.get(url)
+    with django_assert_num_queries(13):  # session, guard, filters, snapshot, labels version, nav
+        assert client.get(url).status_code == 200

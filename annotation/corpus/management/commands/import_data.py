@@ -1,8 +1,10 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.agreement import services as agreement
 from annotation.corpus import services
 from annotation.corpus.formats.base import ImportFailed
+from annotation.projects.models import Project
 
 
 class Command(BaseCommand):
@@ -37,6 +39,8 @@ class Command(BaseCommand):
             raise CommandError(f"import failed with {len(failure.issues)} error(s); nothing was written") from None
         except (ValidationError, FileNotFoundError) as error:
             raise CommandError(str(error)) from None
+        if counts.get("judgments") or counts.get("adjudications"):
+            agreement.refresh_project(Project.objects.get(slug=opts["project"]))
         for warning in warnings:
             self.stderr.write(f"warning: {warning}")
         summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()) if v) or "nothing new"
