@@ -124,7 +124,8 @@ def figures(out: dict, dim, variant, rows: list[dict], adjudicated: list[dict], 
     if variant.level != "nominal":
         return
     pair_results = metrics.pairs(ratings)
-    out["pairs"].append({**key, "pairs": [pair_row(a, b, r) for (a, b), r in sorted(pair_results.items())]})
+    out["pairs"].append({**key, "pairs": [pair_row(a, b, r) for (a, b), r in sorted(pair_results.items())],
+                         **pair_matrix(pair_results)})
     out["annotators"].append(
         {**key, "annotators": per_annotator(ratings, pair_results, variant.transform(adjudicated))}
     )
@@ -144,6 +145,14 @@ def metric_row(key: dict, metric: str, result) -> dict:
         "n_annotators": result.n_annotators,
         "note": result.note,
     }
+
+
+def pair_matrix(pair_results: dict) -> dict:
+    """The pairs as a symmetric annotator x annotator grid of kappas (None on the diagonal)."""
+    names = sorted({name for pair in pair_results for name in pair})
+    kappa = {frozenset(pair): r.value for pair, r in pair_results.items()}
+    grid = [[None if a == b else kappa.get(frozenset((a, b))) for b in names] for a in names]
+    return {"names": names, "grid": grid}
 
 
 def pair_row(a: str, b: str, result) -> dict:

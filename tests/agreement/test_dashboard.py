@@ -202,3 +202,14 @@ def test_a_warm_dashboard_takes_a_fixed_number_of_queries(
     client.get(url)
     with django_assert_num_queries(13):  # session, guard, filters, snapshot, labels version, nav
         assert client.get(url).status_code == 200
+
+
+def test_pair_heat_map_is_a_symmetric_grid(campaign):
+    results = services.compute(campaign, n_boot=20)
+    block = next(b for b in results["pairs"] if b["dimension"] == "faithful")
+    assert block["names"] == ["ann-a", "ann-b", "ann-c"]
+    grid = block["grid"]
+    assert all(grid[i][i] is None for i in range(3))
+    assert all(grid[i][j] == grid[j][i] for i in range(3) for j in range(3))
+    by_pair = {(p["a"], p["b"]): p["kappa"] for p in block["pairs"]}
+    assert grid[0][1] == by_pair[("ann-a", "ann-b")]
