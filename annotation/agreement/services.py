@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 
 from django.db import transaction
-from django.db.models import Count, F, Max
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.agreement import metrics, registry
@@ -124,8 +124,9 @@ def figures(out: dict, dim, variant, rows: list[dict], adjudicated: list[dict], 
     if variant.level != "nominal":
         return
     pair_results = metrics.pairs(ratings)
-    out["pairs"].append({**key, "pairs": [pair_row(a, b, r) for (a, b), r in sorted(pair_results.items())],
-                         **pair_matrix(pair_results)})
+    out["pairs"].append(
+        {**key, "pairs": [pair_row(a, b, r) for (a, b), r in sorted(pair_results.items())], **pair_matrix(pair_results)}
+    )
     out["annotators"].append(
         {**key, "annotators": per_annotator(ratings, pair_results, variant.transform(adjudicated))}
     )
@@ -224,10 +225,9 @@ def filters_key(filters: dict) -> str:
 
 
 def labels_version(campaign: Campaign) -> str:
-    """Changes whenever a judgment or adjudication of the campaign is added or changed."""
-    judged = Judgment.objects.filter(assignment__item__campaign=campaign).aggregate(n=Count("pk"), at=Max("updated_at"))
-    decided = Adjudication.objects.filter(item__campaign=campaign).aggregate(n=Count("pk"), at=Max("decided_at"))
-    return f"{judged['n']}:{judged['at']}:{decided['n']}:{decided['at']}"
+    """When the campaign's labels last changed (set by the services that write them)."""
+    changed = Campaign.objects.filter(pk=campaign.pk).values_list("labels_changed_at", flat=True).first()
+    return changed.isoformat() if changed else "never"
 
 
 def dashboard(campaign: Campaign, filters: dict | None = None) -> AgreementSnapshot:

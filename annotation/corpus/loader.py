@@ -15,6 +15,7 @@ from annotation.corpus.formats.base import MAX_ISSUES, ImportFailed, Issue, Pars
 from annotation.corpus.models import Document, EditedSummary, Origin, SeedSummary, Summary, SummarySentence, Topic
 from annotation.projects import services as projects
 from annotation.projects.models import Project
+from annotation.protocols import services as protocols
 from annotation.protocols.models import (
     Adjudication,
     Assignment,
@@ -319,6 +320,9 @@ class Loader:
         self.write_summaries()
         self.write_items()
         self.write_labels()
+        touched = {label["campaign"] for label, *_ in self.plan.judgments + self.plan.adjudications}
+        if self.counts["judgments"] or self.counts["adjudications"]:
+            protocols.labels_changed(campaign_ids=[self.db_campaigns[slug].pk for slug in touched])
 
     def write_campaigns(self) -> None:
         for slug, r in self.plan.campaigns.items():

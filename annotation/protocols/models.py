@@ -82,6 +82,9 @@ class Campaign(models.Model):
     settings = models.JSONField(
         default=dict, blank=True, help_text='Protocol settings, e.g. {"levels": {"dimension": "ordinal"}}.'
     )
+    labels_changed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set by every service that writes labels: what makes agreement stale."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -3,8 +3,9 @@
 import random
 
 from django.db import transaction
+from django.utils import timezone
 
-from annotation.protocols.models import Assignment, Item
+from annotation.protocols.models import Assignment, Campaign, Item
 
 
 @transaction.atomic
@@ -20,3 +21,9 @@ def assign(*, item: Item, annotator, stage: str = "annotate", seed: int | None =
     return Assignment.objects.create(
         item=item, annotator=annotator, stage=stage, shuffle_seed=seed, summary_order=order
     )
+
+
+def labels_changed(*, campaign_ids) -> None:
+    """Every service that writes judgments or adjudications calls this in the same transaction:
+    it is what tells agreement snapshots that they are stale."""
+    Campaign.objects.filter(pk__in=list(campaign_ids)).update(labels_changed_at=timezone.now())

@@ -11,6 +11,7 @@ from annotation.agreement.models import AgreementSnapshot
 from annotation.corpus import services as corpus
 from annotation.projects import services as projects
 from annotation.projects.models import Role
+from annotation.protocols import services as protocols
 from annotation.protocols.models import Campaign, Judgment
 
 pytestmark = pytest.mark.django_db
@@ -118,6 +119,7 @@ def test_new_labels_make_the_figures_stale_and_a_worker_recomputes(
         client.get(url)
     first = AgreementSnapshot.objects.get(campaign=campaign)
     Judgment.objects.filter(dimension="faithful").first().delete()
+    protocols.labels_changed(campaign_ids=[campaign.pk])  # what every label-writing service does
     with django_capture_on_commit_callbacks(execute=False) as queued:
         response = client.get(url, HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and 'hx-trigger="every 2s"' in response.content.decode()
@@ -200,7 +202,7 @@ def test_a_warm_dashboard_takes_a_fixed_number_of_queries(
     with django_capture_on_commit_callbacks(execute=True):
         client.get(url)
     client.get(url)
-    with django_assert_num_queries(13):  # session, guard, filters, snapshot, labels version, nav
+    with django_assert_num_queries(12):  # session, guard, filters, snapshot, labels version, nav
         assert client.get(url).status_code == 200
 
 

@@ -168,3 +168,4 @@ class Command(BaseCommand):
                     )
                 )
         Judgment.objects.bulk_create(rows)
+        protocols.labels_changed(campaign_ids={item.campaign_id for item in items.values()})
