@@ -7,18 +7,20 @@ from annotation.agreement import charts, forms, services
 from annotation.agreement.models import AgreementSnapshot
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership
-from annotation.protocols.models import Campaign
+from annotation.protocols.models import Assignment, Campaign
 
 
 def filter_form(request, campaign: Campaign) -> forms.FilterForm:
-    items = campaign.items.all()
+    items = campaign.items.order_by()
     pseudonyms = dict(campaign.project.memberships.values_list("user_id", "pseudonym"))
-    annotators = campaign.items.filter(assignments__stage="annotate").values_list("assignments__annotator", flat=True)
+    annotators = Assignment.objects.filter(item__campaign=campaign, stage="annotate").order_by()
     return forms.FilterForm(
         request.GET or None,
-        rounds=sorted(set(items.values_list("round", flat=True))),
-        datasets=sorted(set(items.exclude(document=None).values_list("document__dataset", flat=True))),
-        annotators=sorted({pseudonyms.get(a, str(a)) for a in annotators}),
+        rounds=sorted(items.values_list("round", flat=True).distinct(), key=services.round_order(campaign)),
+        datasets=sorted(items.exclude(document=None).values_list("document__dataset", flat=True).distinct()),
+        annotators=sorted(
+            {pseudonyms.get(a, str(a)) for a in annotators.values_list("annotator", flat=True).distinct()}
+        ),
     )
 
 
