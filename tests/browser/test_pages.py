@@ -48,3 +48,38 @@ def test_keyboard_reaches_the_main_content_first(live_server, page, lead, projec
     assert page.evaluate("document.activeElement.textContent.trim()") == "Skip to content"
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_agreement_dashboard_computes_then_shows_figures_and_charts(live_server, page, lead, project, tmp_path):
+    import json
+
+    from annotation.protocols.models import Campaign
+
+    lines = [
+        {
+            "item": f"q{i}",
+            "annotator": a,
+            "dimension": "faithful",
+            "value": "yes" if (i + len(a) * (i % 3 == 0)) % 2 else "no",
+        }
+        for i in range(12)
+        for a in ("ann-a", "ann-bb")
+    ]
+    path = tmp_path / "study.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    services.import_data(project_slug=project.slug, format="labels", paths=[path])
+    campaign = Campaign.objects.get(slug="labels-study")
+    sign_in(page, live_server.url, "lead")
+    page.goto(f"{live_server.url}/p/demo/")
+    page.get_by_role("link", name="Agreement").click()
+    page.get_by_text("As of").wait_for(timeout=20000)  # the recompute ran and htmx swapped the figures in
+    assert page.get_by_role("heading", name="Agreement by round").count() == 1
+    images = page.locator("img.chart")
+    assert images.count() >= 1
+    for n in range(images.count()):
+        assert page.evaluate("(img) => img.complete && img.naturalWidth > 0", images.nth(n).element_handle())
+    page.get_by_label("Round:").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.name") == "dataset"
+    assert page.console_errors == [], page.console_errors
+    assert campaign.agreement_snapshots.get().status == "ready"
