@@ -29,5 +29,6 @@ urlpatterns = [
     path("", include("annotation.projects.urls")),
     path("", include("annotation.corpus.urls")),
     path("", include("annotation.agreement.urls")),
+    path("", include("annotation.protocols.urls")),
     path("api/", include("annotation.api.urls")),
 ]

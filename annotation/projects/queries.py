@@ -43,20 +43,29 @@ def grouped_counts(ids):
             yield row.pop(key), row
 
 
+SCREENS: set[str] = set()  # protocols whose annotation screen exists (task 1 joins when its template lands)
+
+
 def open_queues(user, project_ids: list[int]) -> dict[int, list[dict]]:
-    """A user's open assignments per campaign, grouped by project (one query)."""
+    """A user's assignments per campaign (done / total, open, started), grouped by project, in one query."""
     queues = defaultdict(list)
     if not project_ids:
         return queues
+    open_states = [Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS]
     rows = (
-        Assignment.objects.open_for(user)
-        .filter(item__campaign__project__in=project_ids)
-        .values("item__campaign__project", "item__campaign__name", "item__campaign__protocol")
-        .annotate(open=Count("pk"), started=Count("pk", filter=Q(status=Assignment.Status.IN_PROGRESS)))
+        Assignment.objects.filter(annotator=user, item__campaign__project__in=project_ids)
+        .values("item__campaign__project", "item__campaign", "item__campaign__name", "item__campaign__protocol")
+        .annotate(
+            total=Count("pk"),
+            done=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED)),
+            open=Count("pk", filter=Q(status__in=open_states)),
+            started=Count("pk", filter=Q(status=Assignment.Status.IN_PROGRESS)),
+        )
         .order_by("item__campaign__name")
     )
     for row in rows:
         row["protocol"] = Protocol(row["item__campaign__protocol"]).label
+        row["has_screen"] = row["item__campaign__protocol"] in SCREENS
         queues[row["item__campaign__project"]].append(row)
     return queues
 

@@ -5,7 +5,7 @@ import random
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.protocols.models import Assignment, Campaign, Item
+from annotation.protocols.models import Assignment, Campaign, Item, Judgment, JudgmentRevision
 
 
 @transaction.atomic
@@ -27,3 +27,67 @@ def labels_changed(*, campaign_ids) -> None:
     """Every service that writes judgments or adjudications calls this in the same transaction:
     it is what tells agreement snapshots that they are stale."""
     Campaign.objects.filter(pk__in=list(campaign_ids)).update(labels_changed_at=timezone.now())
+
+
+class DraftConflict(Exception):
+    """The draft changed elsewhere (another tab) since the version the client saw."""
+
+    def __init__(self, assignment: Assignment):
+        self.version, self.draft = assignment.draft_version, assignment.draft
+        super().__init__(f"draft is at version {assignment.draft_version}")
+
+
+MAX_ACTIVE_DELTA = 300.0  # seconds one save may add: a tab left open does not count as work
+
+
+@transaction.atomic
+def save_draft(*, assignment_id: int, draft: dict, version: int, active_seconds_delta: float = 0.0) -> Assignment:
+    """Store an annotator's work in progress; refuses (DraftConflict) a save based on an older
+    version, so two tabs never silently overwrite each other."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment_id)
+    if version != assignment.draft_version:
+        raise DraftConflict(assignment)
+    assignment.draft = draft
+    assignment.draft_version += 1
+    assignment.active_seconds += min(max(float(active_seconds_delta or 0), 0.0), MAX_ACTIVE_DELTA)
+    if assignment.status == Assignment.Status.PENDING:
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.started_at = timezone.now()
+    assignment.save(update_fields=["draft", "draft_version", "active_seconds", "status", "started_at"])
+    return assignment
+
+
+def record_judgment(
+    *, assignment: Assignment, dimension: str, value, explanation: str = "", summary=None, sentence=None, user=None
+) -> Judgment | None:
+    """Create or update one label; a changed label keeps its earlier value as a revision."""
+    target = Judgment.make_target(summary=summary, sentence=sentence)
+    existing = Judgment.objects.filter(assignment=assignment, dimension=dimension, target=target).first()
+    if existing is None:
+        return Judgment.objects.create(
+            assignment=assignment,
+            dimension=dimension,
+            target=target,
+            summary=summary,
+            sentence=sentence,
+            value=value,
+            explanation=explanation,
+        )
+    if existing.value == value and existing.explanation == explanation:
+        return existing
+    JudgmentRevision.objects.create(
+        judgment=existing,
+        version=existing.version,
+        value=existing.value,
+        explanation=existing.explanation,
+        changed_by=user,
+    )
+    existing.value, existing.explanation = value, explanation
+    existing.version += 1
+    existing.updated_at = timezone.now()
+    existing.save(update_fields=["value", "explanation", "version", "updated_at"])
+    return existing
+
+
+def next_open(*, campaign, user) -> Assignment | None:
+    return Assignment.objects.open_for(user).filter(item__campaign=campaign).order_by("status", "item__key").first()

@@ -14,9 +14,16 @@ def test_annotator_with_open_work_sees_their_queue(client_for, world, data):
     assert "My queues" in response.text and "Pilot" in response.text
 
 
-def test_annotator_with_nothing_open_sees_the_empty_state(client_for, world, data):
+def test_annotator_with_nothing_open_sees_the_queue_done(client_for, world, data):
     response = client_for(world["annotator"]).get(reverse("home"))
-    assert "no open assignments" in response.text
+    row = response.context["queue_members"][0].queue[0]
+    assert (row["done"], row["total"], row["open"]) == (1, 1, 0)
+    assert ">Start<" not in response.text and ">done<" in response.text
+
+
+def test_annotator_without_assignments_sees_the_empty_state(client_for, world):
+    response = client_for(world["annotator"]).get(reverse("home"))
+    assert "no assignments" in response.text
 
 
 def test_lead_sees_their_projects_with_counts(client_for, world, data):

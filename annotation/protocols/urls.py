@@ -1,0 +1,11 @@
+from django.urls import path
+
+from annotation.protocols import views
+
+app_name = "protocols"
+urlpatterns = [
+    path("p/<slug:slug>/assignments/<int:pk>/", views.task1, name="task1"),
+    path("p/<slug:slug>/assignments/<int:pk>/draft/", views.task1_draft, name="task1_draft"),
+    path("p/<slug:slug>/assignments/<int:pk>/submit/", views.task1_submit, name="task1_submit"),
+    path("p/<slug:slug>/campaigns/<int:pk>/next/", views.next_assignment, name="next"),
+]

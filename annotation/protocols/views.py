@@ -1,0 +1,135 @@
+"""The annotation screens. An assignment opens only for its own annotator; anyone else gets 404."""
+
+import json
+import uuid
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.projects.decorators import project_view
+from annotation.protocols import services, tofueval
+from annotation.protocols.models import Assignment, Campaign, Protocol
+
+
+def own_assignment(request, project, pk) -> Assignment:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("item__campaign", "item__document", "item__topic"),
+        pk=pk,
+        annotator=request.user,
+        stage="annotate",
+        item__campaign__project=project,
+    )
+    if assignment.item.campaign.protocol != Protocol.TOFUEVAL_TASK1 or assignment.item.document.text_missing:
+        raise Http404("This item has no annotation screen.")
+    return assignment
+
+
+def task1_page(request, project, membership, assignment, *, draft=None, errors=None, status=200):
+    summaries = tofueval.summaries_in_order(assignment)
+    context = {
+        "project": project,
+        "membership": membership,
+        "assignment": assignment,
+        "item": assignment.item,
+        "document": assignment.item.document,
+        "topic": assignment.item.topic,
+        "summaries": summaries,
+        "draft": assignment.draft if draft is None else draft,
+        "errors": errors or {},
+        "categories": tofueval.CATEGORIES,
+        "likert": tofueval.LIKERT,
+        "client_token": uuid.uuid4().hex,
+        "draft_url": reverse("protocols:task1_draft", args=[project.slug, assignment.pk]),
+        "submit_url": reverse("protocols:task1_submit", args=[project.slug, assignment.pk]),
+        "next_url": reverse("protocols:next", args=[project.slug, assignment.item.campaign_id]),
+    }
+    return render(request, "protocols/task1.html", context, status=status)
+
+
+@require_GET
+@project_view()
+def task1(request, project, membership, pk):
+    return task1_page(request, project, membership, own_assignment(request, project, pk))
+
+
+@require_POST
+@project_view()
+def task1_draft(request, project, membership, pk):
+    """Autosave: JSON {"version", "draft", "active_seconds_delta"} -> {"version"}, or 409 on a conflict."""
+    assignment = own_assignment(request, project, pk)
+    try:
+        body = json.loads(request.body)
+        version = int(body["version"])
+        delta = float(body.get("active_seconds_delta") or 0)
+        raw = body.get("draft", {})
+        if not isinstance(raw, dict):
+            raise ValueError("draft must be an object")
+    except (ValueError, KeyError, TypeError) as error:
+        return JsonResponse({"message": f"Bad autosave request: {error}"}, status=400)
+    draft = tofueval.clean_draft(raw, tofueval.summaries_in_order(assignment))
+    try:
+        saved = services.save_draft(
+            assignment_id=assignment.pk, draft=draft, version=version, active_seconds_delta=delta
+        )
+    except services.DraftConflict as conflict:
+        message = "This assignment was changed in another tab or window since you loaded it."
+        return JsonResponse({"version": conflict.version, "draft": conflict.draft, "message": message}, status=409)
+    return JsonResponse({"version": saved.draft_version, "saved_at": timezone.now().isoformat()})
+
+
+@require_POST
+@project_view()
+def task1_submit(request, project, membership, pk):
+    """The form's submit: save what was sent, check it, record it; errors come back in place."""
+    assignment = own_assignment(request, project, pk)
+    summaries = tofueval.summaries_in_order(assignment)
+    draft = tofueval.clean_draft(request.POST.dict(), summaries)
+    token = request.POST.get("client_token", "")[:64]
+    if not (assignment.status == Assignment.Status.SUBMITTED and assignment.client_token == token):
+        try:
+            version = int(request.POST.get("draft_version", -1))
+            delta = float(request.POST.get("active_seconds") or 0) if assignment.active_seconds == 0 else 0
+            assignment = services.save_draft(
+                assignment_id=assignment.pk, draft=draft, version=version, active_seconds_delta=delta
+            )
+        except ValueError:
+            return task1_page(
+                request,
+                project,
+                membership,
+                assignment,
+                draft=draft,
+                status=400,
+                errors={"__all__": "The form was incomplete; reload the page."},
+            )
+        except services.DraftConflict:
+            message = "This assignment was changed in another tab since you loaded it; reload to see that version."
+            return task1_page(
+                request, project, membership, assignment, draft=draft, status=409, errors={"__all__": message}
+            )
+    try:
+        tofueval.submit(assignment=assignment, draft=draft, client_token=token, user=request.user)
+    except ValidationError as error:
+        errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": " ".join(error.messages)}
+        errors = {k: v[0] if isinstance(v, list) else v for k, v in errors.items()}
+        assignment.refresh_from_db()
+        return task1_page(request, project, membership, assignment, draft=draft, errors=errors, status=400)
+    messages.success(request, "Submitted.")
+    return redirect("protocols:next", slug=project.slug, pk=assignment.item.campaign_id)
+
+
+@require_GET
+@project_view()
+def next_assignment(request, project, membership, pk):
+    """The annotator's next open item in a campaign, or home when the queue is done."""
+    campaign = get_object_or_404(Campaign, project=project, pk=pk)
+    assignment = services.next_open(campaign=campaign, user=request.user)
+    if assignment is None:
+        messages.info(request, f"Nothing left to do in {campaign.name}.")
+        return redirect("home")
+    return redirect("protocols:task1", slug=project.slug, pk=assignment.pk)
