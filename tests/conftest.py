@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -50,3 +52,11 @@ def outsider(other_project, make_user):
     user = make_user("outsider")
     projects.add_member(project=other_project, user=user, role=Role.LEAD)
     return user
+
+
+@pytest.fixture(scope="session")
+def data() -> Path:
+    """The release samples bundled with the demo (copies of the shared sample folder)."""
+    from annotation.corpus.management.commands.load_demo import DATA
+
+    return DATA

@@ -8,4 +8,5 @@ urlpatterns = [
     path("p/<slug:slug>/assignments/<int:pk>/draft/", views.task1_draft, name="task1_draft"),
     path("p/<slug:slug>/assignments/<int:pk>/submit/", views.task1_submit, name="task1_submit"),
     path("p/<slug:slug>/campaigns/<int:pk>/next/", views.next_assignment, name="next"),
+    path("p/<slug:slug>/campaigns/<int:pk>/results/", views.campaign_results, name="results"),
 ]

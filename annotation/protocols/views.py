@@ -12,7 +12,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.projects.decorators import project_view
-from annotation.protocols import services, tofueval
+from annotation.projects.models import Membership
+from annotation.protocols import results, services, tofueval
 from annotation.protocols.models import Assignment, Campaign, Protocol
 
 
@@ -133,3 +134,12 @@ def next_assignment(request, project, membership, pk):
         messages.info(request, f"Nothing left to do in {campaign.name}.")
         return redirect("home")
     return redirect("protocols:task1", slug=project.slug, pk=assignment.pk)
+
+
+@require_GET
+@project_view(Membership.can_read_dashboards)
+def campaign_results(request, project, membership, pk):
+    """TofuEval results (Table 6, Figure 2); `manage.py results --json` prints the same."""
+    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.TOFUEVAL_TASK1)
+    context = {"project": project, "membership": membership, "campaign": campaign, "tables": results.results(campaign)}
+    return render(request, "protocols/results.html", context)

@@ -1,0 +1,129 @@
+"""TofuEval results of a campaign, as the paper's Table 6 and Figure 2: per summarizer (overall,
+per dataset, per main / marginal topic) the mean summary length in words, relevance (mean and
+the share rated 3-5), completeness, the share of summaries with at least one inconsistent
+sentence and the sentence-level error rate; plus error-type and topic-category distributions.
+
+Each unit's label is its adjudicated value when there is one, else the annotators' majority
+(a tie counts as inconsistent: a sentence someone found unsupported is not vouched for).
+"""
+
+from collections import Counter, defaultdict
+from statistics import mean
+
+from django.db.models import F
+
+from annotation.protocols.models import Adjudication, Campaign, Item, Judgment
+
+DIMENSIONS = ("consistency", "relevance", "topic_category", "error_types", "completeness")
+
+
+def final_labels(campaign: Campaign) -> dict[tuple[str, str], list]:
+    """(dimension, target) -> the values that count: the adjudication, else every annotator's."""
+    values = defaultdict(list)
+    rows = Judgment.objects.filter(
+        assignment__item__campaign=campaign, assignment__stage="annotate", dimension__in=DIMENSIONS
+    )
+    for r in rows.values("dimension", "target", "value", item_id=F("assignment__item_id")):
+        values[(r["dimension"], unit(r))].append(r["value"])
+    decided = Adjudication.objects.filter(item__campaign=campaign, dimension__in=DIMENSIONS)
+    for r in decided.values("dimension", "target", "value", "item_id"):
+        values[(r["dimension"], unit(r))] = [r["value"]]
+    return values
+
+
+def unit(row: dict) -> str:
+    return f"item:{row['item_id']}" if row["target"] == "item" else row["target"]
+
+
+def majority_inconsistent(values: list) -> bool:
+    return values.count("inconsistent") >= values.count("consistent")
+
+
+def summary_rows(campaign: Campaign) -> list[dict]:
+    """One row per (item, summary): what the tables aggregate."""
+    labels = final_labels(campaign)
+    items = Item.objects.filter(campaign=campaign).select_related("document").prefetch_related("summaries__sentences")
+    out = []
+    for item in items:
+        category = Counter(labels.get(("topic_category", f"item:{item.pk}"), [])).most_common(1)
+        topic_type = {"main": "main", "marginal": "marginal", "irrelevant": "marginal"}.get(
+            category[0][0] if category else None, "unknown"
+        )
+        for summary in item.summaries.all():
+            out.append(summary_row(summary, item, topic_type, labels))
+    return out
+
+
+def summary_row(summary, item, topic_type: str, labels: dict) -> dict:
+    sentences = [labels.get(("consistency", f"sentence:{s.pk}")) for s in summary.sentences.all()]
+    judged = [majority_inconsistent(v) for v in sentences if v]
+    relevance = [v for v in labels.get(("relevance", f"summary:{summary.pk}"), []) if isinstance(v, int | float)]
+    completeness = [v for v in labels.get(("completeness", f"summary:{summary.pk}"), []) if isinstance(v, int | float)]
+    return {
+        "system": summary.system,
+        "dataset": item.document.dataset if item.document else "",
+        "topic_type": topic_type,
+        "words": len(summary.text.split()),
+        "sentences": len(judged),
+        "inconsistent_sentences": sum(judged),
+        "any_inconsistent": any(judged) if judged else None,
+        "relevance": mean(relevance) if relevance else None,
+        "relevant": mean(1.0 if v >= 3 else 0.0 for v in relevance) if relevance else None,
+        "completeness": mean(completeness) if completeness else None,
+    }
+
+
+def aggregate(rows: list[dict], **key) -> dict:
+    def avg(name):
+        values = [r[name] for r in rows if r[name] is not None]
+        return round(mean(values), 4) if values else None
+
+    sentences = sum(r["sentences"] for r in rows)
+    judged = [r for r in rows if r["any_inconsistent"] is not None]
+    return {
+        **key,
+        "n_summaries": len(rows),
+        "mean_words": avg("words"),
+        "relevance_mean": avg("relevance"),
+        "relevance_3_to_5_share": avg("relevant"),
+        "completeness_mean": avg("completeness"),
+        "inconsistent_summary_share": round(sum(r["any_inconsistent"] for r in judged) / len(judged), 4)
+        if judged
+        else None,
+        "n_sentences": sentences,
+        "n_inconsistent_sentences": sum(r["inconsistent_sentences"] for r in rows),
+        "sentence_error_rate": round(sum(r["inconsistent_sentences"] for r in rows) / sentences, 4)
+        if sentences
+        else None,
+    }
+
+
+def results(campaign: Campaign) -> dict:
+    rows = summary_rows(campaign)
+    tables = {"by_system": [], "by_system_and_dataset": [], "by_system_and_topic_type": []}
+    groups = {
+        "by_system": lambda r: {"system": r["system"]},
+        "by_system_and_dataset": lambda r: {"system": r["system"], "dataset": r["dataset"]},
+        "by_system_and_topic_type": lambda r: {"system": r["system"], "topic_type": r["topic_type"]},
+    }
+    for table, key_of in groups.items():
+        grouped = defaultdict(list)
+        for r in rows:
+            grouped[tuple(sorted(key_of(r).items()))].append(r)
+        tables[table] = [aggregate(g, **dict(k)) for k, g in sorted(grouped.items())]
+    tables["overall"] = aggregate(rows)
+    tables["error_types"] = distribution(campaign, "error_types")
+    tables["topic_categories"] = distribution(campaign, "topic_category")
+    return tables
+
+
+def distribution(campaign: Campaign, dimension: str) -> list[dict]:
+    """Counts of each label over the units' final values (a list value counts each of its codes)."""
+    counts = Counter()
+    for (dim, _), values in final_labels(campaign).items():
+        if dim != dimension:
+            continue
+        chosen = Counter(str(c) for v in values for c in (v if isinstance(v, list) else [v]))
+        counts.update(label for label, n in chosen.items() if n * 2 > len(values) or len(values) == 1)
+    total = sum(counts.values())
+    return [{"label": label, "count": n, "share": round(n / total, 4)} for label, n in sorted(counts.items())]
