@@ -47,7 +47,7 @@ def task1_page(request, project, membership, assignment, *, draft=None, errors=N
         "client_token": uuid.uuid4().hex,
         "draft_url": reverse("protocols:task1_draft", args=[project.slug, assignment.pk]),
         "submit_url": reverse("protocols:task1_submit", args=[project.slug, assignment.pk]),
-        "next_url": reverse("protocols:next", args=[project.slug, assignment.item.campaign_id]),
+        "next_url": reverse("home"),  # back to the queues
     }
     return render(request, "protocols/task1.html", context, status=status)
 
