@@ -9,4 +9,5 @@ urlpatterns = [
     path("p/<slug:slug>/assignments/<int:pk>/submit/", views.task1_submit, name="task1_submit"),
     path("p/<slug:slug>/campaigns/<int:pk>/next/", views.next_assignment, name="next"),
     path("p/<slug:slug>/campaigns/<int:pk>/results/", views.campaign_results, name="results"),
+    path("p/<slug:slug>/campaigns/new/tofueval-task1/", views.new_task1_campaign, name="new_task1"),
 ]

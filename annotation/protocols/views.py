@@ -9,11 +9,12 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.corpus.models import Summary
 from annotation.projects.decorators import project_view
-from annotation.projects.models import Membership
-from annotation.protocols import results, services, tofueval
+from annotation.projects.models import Membership, Role
+from annotation.protocols import forms, results, services, setup, tofueval
 from annotation.protocols.models import Assignment, Campaign, Protocol
 
 
@@ -143,3 +144,28 @@ def campaign_results(request, project, membership, pk):
     campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.TOFUEVAL_TASK1)
     context = {"project": project, "membership": membership, "campaign": campaign, "tables": results.results(campaign)}
     return render(request, "protocols/results.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Membership.can_manage)
+def new_task1_campaign(request, project, membership):
+    summaries = Summary.objects.filter(project=project).order_by()
+    form = forms.Task1CampaignForm(
+        request.POST or None,
+        datasets=sorted(summaries.values_list("document__dataset", flat=True).distinct()),
+        splits=sorted(summaries.values_list("document__split", flat=True).distinct()),
+        systems=sorted(summaries.values_list("system", flat=True).distinct()),
+        annotators=list(project.memberships.people().filter(role=Role.ANNOTATOR).select_related("user")),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = setup.create_campaign(project=project, plan=form.plan())
+        except ValidationError as error:
+            for field_name, problems in error.message_dict.items():
+                form.add_error(field_name if field_name in form.fields else None, problems)
+        else:
+            count = Assignment.objects.filter(item__campaign=campaign).count()
+            messages.success(request, f"{campaign.name}: {campaign.items.count()} items, {count} assignments.")
+            return redirect("projects:detail", slug=project.slug)
+    context = {"project": project, "membership": membership, "form": form}
+    return render(request, "protocols/new_task1.html", context, status=400 if form.errors else 200)

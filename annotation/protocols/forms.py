@@ -1,0 +1,68 @@
+from django import forms
+from django.utils.text import slugify
+
+from annotation.protocols import setup
+
+
+class Task1CampaignForm(forms.Form):
+    """A lead's set-up of a TofuEval task 1 campaign; choices come from the project's own data."""
+
+    name = forms.CharField(max_length=200)
+    datasets = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every dataset."
+    )
+    splits = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every split."
+    )
+    systems = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Summarizers",
+        help_text="None ticked: every summarizer.",
+    )
+    annotators = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    per_item = forms.IntegerField(min_value=1, max_value=20, initial=2, label="Annotators per item")
+    double_share = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0,
+        label="Share of items with one more annotator",
+        help_text="E.g. 0.2 with 1 annotator per item: 20% of items are labelled twice.",
+    )
+    rounds = forms.CharField(
+        initial="pilot-1, main", help_text="Comma-separated, in order; the last is the main round."
+    )
+    pilot_items = forms.IntegerField(min_value=0, initial=0, label="Items per pilot round")
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), initial=setup.GUIDELINES)
+
+    def __init__(self, data=None, *, datasets, splits, systems, annotators):
+        super().__init__(data)
+        self.fields["datasets"].choices = [(d, d or "(none)") for d in datasets]
+        self.fields["splits"].choices = [(s, s or "(none)") for s in splits]
+        self.fields["systems"].choices = [(s, s or "(unnamed)") for s in systems]
+        self.people = {str(m.user_id): m.user for m in annotators}
+        self.fields["annotators"].choices = [
+            (str(m.user_id), f"{m.user.get_username()} ({m.pseudonym})") for m in annotators
+        ]
+
+    def clean_rounds(self) -> list[str]:
+        rounds = [r.strip() for r in self.cleaned_data["rounds"].split(",") if r.strip()]
+        if not rounds or len(set(rounds)) != len(rounds):
+            raise forms.ValidationError("Name each round once, e.g. pilot-1, main.")
+        return rounds
+
+    def plan(self) -> setup.Plan:
+        data = self.cleaned_data
+        return setup.Plan(
+            name=data["name"],
+            slug=slugify(data["name"])[:80] or "campaign",
+            annotators=[self.people[pk] for pk in data["annotators"]],
+            datasets=data["datasets"],
+            splits=data["splits"],
+            systems=data["systems"],
+            per_item=data["per_item"],
+            double_share=data["double_share"],
+            rounds=data["rounds"],
+            pilot_items=data["pilot_items"],
+            guidelines=data["guidelines"],
+        )

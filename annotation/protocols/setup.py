@@ -1,0 +1,128 @@
+"""A lead sets up a TofuEval task 1 campaign: which (document, topic) items with which summaries,
+who annotates them, how many annotators per item, and in which rounds.
+
+Assignment balances load (each item goes to the annotators with the fewest items so far, ties
+broken by a seeded shuffle) and never gives one annotator the same item twice; each assignment
+records its own shuffled summary order.
+"""
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.corpus.models import Summary
+from annotation.projects.models import Project
+from annotation.protocols import services, tofueval
+from annotation.protocols.models import Campaign, Item, Protocol
+
+GUIDELINES = "\n\n".join(
+    [
+        "Read the dialogue, then judge the topic and each summary sentence by sentence (TofuEval, App. F.1).",
+        "Topic category: " + " ".join(f"{label}: {definition}" for _, label, definition in tofueval.CATEGORIES),
+        "A sentence is consistent when everything it says is supported by the dialogue; otherwise it is "
+        "inconsistent, and you explain why in a sentence or two.",
+        "Relevance (1-5): " + " ".join(f"{score}: {definition}" for score, definition in tofueval.LIKERT),
+        "Mark a text 'not a summary' when it is not a summary at all (e.g. a refusal or a question).",
+    ]
+)
+
+
+@dataclass
+class Plan:
+    name: str
+    slug: str
+    annotators: list
+    datasets: list[str] = field(default_factory=list)
+    splits: list[str] = field(default_factory=list)
+    systems: list[str] = field(default_factory=list)
+    per_item: int = 1  # every item by this many annotators ...
+    double_share: float = 0.0  # ... plus this share of items by one more
+    rounds: list[str] = field(default_factory=lambda: ["main"])
+    pilot_items: int = 0  # items in each round before the last
+    guidelines: str = GUIDELINES
+    seed: int = 0
+
+
+def candidate_items(project: Project, plan: Plan) -> dict[tuple[int, int], list[int]]:
+    """(document, topic) -> its annotatable summaries that pass the filters."""
+    rows = Summary.objects.annotatable().filter(project=project, topic__isnull=False)
+    if plan.datasets:
+        rows = rows.filter(document__dataset__in=plan.datasets)
+    if plan.splits:
+        rows = rows.filter(document__split__in=plan.splits)
+    if plan.systems:
+        rows = rows.filter(system__in=plan.systems)
+    items = defaultdict(list)
+    for summary_id, document_id, topic_id in rows.values_list("pk", "document_id", "topic_id").order_by("pk"):
+        items[(document_id, topic_id)].append(summary_id)
+    return items
+
+
+def check(project: Project, plan: Plan) -> None:
+    errors = {}
+    if Campaign.objects.filter(project=project, slug=plan.slug).exists():
+        errors["slug"] = f"The project already has a campaign {plan.slug!r}."
+    if not plan.annotators:
+        errors["annotators"] = "Choose at least one annotator."
+    elif plan.per_item + (1 if plan.double_share else 0) > len(plan.annotators):
+        errors["per_item"] = "More annotators per item than annotators chosen."
+    if not plan.rounds:
+        errors["rounds"] = "Name at least one round (e.g. pilot-1, main)."
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def create_campaign(*, project: Project, plan: Plan) -> Campaign:
+    check(project, plan)
+    items = candidate_items(project, plan)
+    if not items:
+        raise ValidationError({"__all__": "No summaries with a topic and a known document match these filters."})
+    rng = random.Random(plan.seed)
+    keys = sorted(items)
+    rng.shuffle(keys)
+    campaign = Campaign.objects.create(
+        project=project,
+        slug=plan.slug,
+        name=plan.name,
+        protocol=Protocol.TOFUEVAL_TASK1,
+        guidelines=plan.guidelines,
+        annotators_per_item=plan.per_item,
+        double_share=plan.double_share,
+        rounds=plan.rounds,
+        status=Campaign.Status.ACTIVE,
+    )
+    load = {user.pk: 0 for user in plan.annotators}
+    users = {user.pk: user for user in plan.annotators}
+    doubled = set(keys[: round(plan.double_share * len(keys))])
+    for position, key in enumerate(keys):
+        item = make_item(campaign, key, items[key], round_of(position, plan))
+        for user_id in least_loaded(load, plan.per_item + (key in doubled), rng):
+            services.assign(item=item, annotator=users[user_id], seed=rng.randrange(2**31))
+            load[user_id] += 1
+    return campaign
+
+
+def round_of(position: int, plan: Plan) -> str:
+    """The first pilot_items items go to the first round, the next ones to the second, ..., the rest to the last."""
+    last = len(plan.rounds) - 1
+    return plan.rounds[min(position // plan.pilot_items, last) if plan.pilot_items else last]
+
+
+def make_item(campaign: Campaign, key: tuple[int, int], summary_ids: list[int], round_name: str) -> Item:
+    document_id, topic_id = key
+    item = Item.objects.create(
+        campaign=campaign, key=f"{document_id}/{topic_id}", document_id=document_id, topic_id=topic_id, round=round_name
+    )
+    item.summaries.set(summary_ids)
+    return item
+
+
+def least_loaded(load: dict[int, int], count: int, rng: random.Random) -> list[int]:
+    """`count` distinct annotators with the fewest items so far (ties in a seeded random order)."""
+    order = list(load)
+    rng.shuffle(order)
+    return sorted(order, key=lambda user_id: load[user_id])[:count]
