@@ -127,3 +127,42 @@ def distribution(campaign: Campaign, dimension: str) -> list[dict]:
         counts.update(label for label, n in chosen.items() if n * 2 > len(values) or len(values) == 1)
     total = sum(counts.values())
     return [{"label": label, "count": n, "share": round(n / total, 4)} for label, n in sorted(counts.items())]
+
+
+def progress(campaign: Campaign) -> dict:
+    """Per annotator: assigned, submitted, in progress, and median active minutes per submitted
+    item; plus the inconsistent sentence labels that no adjudication has settled yet."""
+    from statistics import median
+
+    from annotation.protocols.models import Assignment
+
+    pseudonyms = dict(campaign.project.memberships.values_list("user_id", "pseudonym"))
+    rows = defaultdict(lambda: {"assigned": 0, "submitted": 0, "in_progress": 0, "seconds": []})
+    for a in Assignment.objects.filter(item__campaign=campaign, stage="annotate").values(
+        "annotator_id", "status", "active_seconds"
+    ):
+        row = rows[a["annotator_id"]]
+        row["assigned"] += 1
+        row["submitted"] += a["status"] == Assignment.Status.SUBMITTED
+        row["in_progress"] += a["status"] == Assignment.Status.IN_PROGRESS
+        if a["status"] == Assignment.Status.SUBMITTED and a["active_seconds"]:
+            row["seconds"].append(a["active_seconds"])
+    annotators = [
+        {
+            "annotator": pseudonyms.get(user_id, str(user_id)),
+            "assigned": r["assigned"],
+            "submitted": r["submitted"],
+            "in_progress": r["in_progress"],
+            "open": r["assigned"] - r["submitted"],
+            "median_minutes_per_item": round(median(r["seconds"]) / 60, 1) if r["seconds"] else None,
+        }
+        for user_id, r in rows.items()
+    ]
+    flagged = Judgment.objects.filter(
+        assignment__item__campaign=campaign, dimension="consistency", value="inconsistent"
+    )
+    settled = set(
+        Adjudication.objects.filter(item__campaign=campaign, dimension="consistency").values_list("target", flat=True)
+    )
+    waiting = len({t for t in flagged.values_list("target", flat=True) if t not in settled})
+    return {"annotators": sorted(annotators, key=lambda r: r["annotator"]), "waiting_for_review": waiting}

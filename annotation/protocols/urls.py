@@ -10,4 +10,5 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/<int:pk>/next/", views.next_assignment, name="next"),
     path("p/<slug:slug>/campaigns/<int:pk>/results/", views.campaign_results, name="results"),
     path("p/<slug:slug>/campaigns/new/tofueval-task1/", views.new_task1_campaign, name="new_task1"),
+    path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
 ]

@@ -169,3 +169,16 @@ def new_task1_campaign(request, project, membership):
             return redirect("projects:detail", slug=project.slug)
     context = {"project": project, "membership": membership, "form": form}
     return render(request, "protocols/new_task1.html", context, status=400 if form.errors else 200)
+
+
+@require_GET
+@project_view(Membership.can_manage)
+def campaign_progress(request, project, membership, pk):
+    campaign = get_object_or_404(Campaign, project=project, pk=pk)
+    context = {
+        "project": project,
+        "membership": membership,
+        "campaign": campaign,
+        "progress": results.progress(campaign),
+    }
+    return render(request, "protocols/progress.html", context)

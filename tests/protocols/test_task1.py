@@ -175,3 +175,20 @@ def test_next_goes_to_my_open_item_then_home(client, project, annotator, task):
     assert client.get(url)["Location"] == f"/p/{project.slug}/assignments/{task['mine'].pk}/"
     tofueval.submit(assignment=task["mine"], draft=complete_draft(task["summaries"]), client_token="t", user=annotator)
     assert client.get(url)["Location"] == "/"
+
+
+def test_lead_sees_progress_and_what_waits_for_review(client, project, annotator, lead, task):
+    from annotation.protocols import results
+
+    draft = complete_draft(task["summaries"])
+    services.save_draft(assignment_id=task["mine"].pk, draft=draft, version=0, active_seconds_delta=120)
+    tofueval.submit(assignment=task["mine"], draft=draft, client_token="t", user=annotator)
+    progress = results.progress(task["campaign"])
+    rows = {r["annotator"]: r for r in progress["annotators"]}
+    mine, theirs = (project.memberships.get(user=u).pseudonym for u in (annotator, task["other"]))
+    assert rows[mine]["submitted"] == 1 and rows[mine]["median_minutes_per_item"] == 2.0
+    assert rows[theirs]["open"] == 1 and progress["waiting_for_review"] == 1
+    client.force_login(lead)
+    assert client.get(f"/p/{project.slug}/campaigns/{task['campaign'].pk}/progress/").status_code == 200
+    client.force_login(annotator)
+    assert client.get(f"/p/{project.slug}/campaigns/{task['campaign'].pk}/progress/").status_code == 404
