@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation.protocols import views
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/<int:pk>/results/", views.campaign_results, name="results"),
     path("p/<slug:slug>/campaigns/new/tofueval-task1/", views.new_task1_campaign, name="new_task1"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
+    path("", include("annotation.protocols.review_urls")),
 ]
