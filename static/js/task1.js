@@ -1,282 +1,14 @@
-/* TofuEval task 1 screen: autosave with conflict detection, active time, keyboard, validation
- * in place. The form works without this file; everything here is an enhancement.
- * Contract: POST draft_url {version, draft, active_seconds_delta} -> 200 {version, saved_at}
- * or 409 {version, draft, message}. */
+/* TofuEval task 1 screen: sentences, keyboard and the checks before submitting, on top of the
+ * shared draft-form core (static/js/draftform.js: autosave, conflicts, active time, resume).
+ * The form works without either file; everything here is an enhancement. */
 (function () {
   "use strict";
 
   const form = document.getElementById("task1-form");
-  if (!form) return;
+  if (!form || !window.Attest) return;
 
-  const IDLE_MS = 5 * 60 * 1000; // no input for this long: the time stops counting as work
-  const TYPING_DEBOUNCE_MS = 600;
-  const FOCUS_DEBOUNCE_MS = 4000;
-  const MAX_BACKOFF_MS = 30000;
-
-  const statusLine = document.getElementById("save-status");
-  const banner = document.getElementById("conflict-banner");
-  const errorSummary = document.getElementById("error-summary");
-  const versionInput = form.elements.namedItem("draft_version");
-  const activeInput = form.elements.namedItem("active_seconds");
-  const csrfInput = form.elements.namedItem("csrfmiddlewaretoken");
-  const draftUrl = form.dataset.draftUrl;
   const sentences = Array.from(form.querySelectorAll("fieldset.sentence"));
-  const initialDraft = JSON.parse(document.getElementById("task1-draft").textContent || "{}");
-
-  let version = parseInt(versionInput.value, 10) || 0;
-  let changeSeq = 0; // bumped by every edit of a field
-  let savedSeq = 0; // the changeSeq the server has
-  let focusName = initialDraft._focus || "";
-  let focusSaved = focusName;
-  let base = contentKey(collectDraft()); // what the server had when we last agreed with it
-  let saving = null; // the promise of the save in flight
-  let saveTimer = null;
-  let retryDelay = 1000;
-  let inConflict = false;
-  let submitting = false;
   let current = -1; // index of the current sentence
-
-  form.classList.add("js");
-
-  /* ---- Active time: visible, and someone touched the page in the last few minutes. ---- */
-  let totalActive = parseFloat(activeInput.value) || 0;
-  let unsent = 0;
-  let lastTick = performance.now();
-  let lastInput = lastTick;
-
-  function tick() {
-    const now = performance.now();
-    if (document.visibilityState === "visible" && now - lastInput < IDLE_MS) {
-      const seconds = Math.min(now - lastTick, 5000) / 1000;
-      unsent += seconds;
-      totalActive += seconds;
-      activeInput.value = totalActive.toFixed(1);
-    }
-    lastTick = now;
-  }
-  setInterval(tick, 1000);
-  ["keydown", "pointerdown", "input", "wheel", "scroll"].forEach(function (type) {
-    document.addEventListener(type, function () { lastInput = performance.now(); }, { capture: true, passive: true });
-  });
-
-  /* ---- Reading and writing the form as a draft. ---- */
-  function fields() {
-    return Array.from(form.elements).filter(function (el) {
-      return el.name && el.type !== "hidden" && el.type !== "submit" && el.type !== "button";
-    });
-  }
-
-  function collectDraft() {
-    const draft = {};
-    fields().forEach(function (el) {
-      if (el.type === "radio" || el.type === "checkbox") {
-        if (el.checked) draft[el.name] = el.value;
-      } else {
-        draft[el.name] = el.value;
-      }
-    });
-    return draft;
-  }
-
-  // The content of a draft, ignoring focus and empty values, as the server stores it.
-  function contentKey(draft) {
-    return JSON.stringify(Object.keys(draft).filter(function (k) {
-      return k !== "_focus" && draft[k] !== "" && draft[k] !== null && draft[k] !== undefined;
-    }).sort().map(function (k) { return [k, String(draft[k])]; }));
-  }
-
-  function applyDraft(draft) {
-    fields().forEach(function (el) {
-      const value = draft[el.name];
-      if (el.type === "radio") el.checked = value !== undefined && String(value) === el.value;
-      else if (el.type === "checkbox") el.checked = value === "on" || value === true;
-      else el.value = value === undefined || value === null ? "" : String(value);
-    });
-    sentences.forEach(refreshSentence);
-    revalidateShown();
-  }
-
-  /* ---- Autosave. ---- */
-  function setStatus(text, state) {
-    statusLine.textContent = text;
-    statusLine.dataset.state = state || "";
-  }
-
-  function timeNow() {
-    return new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
-  }
-
-  function hasWork() {
-    return changeSeq !== savedSeq || focusName !== focusSaved || unsent >= 1;
-  }
-
-  // Leaving the page (or the tab) saves edits, and time alone only past a few seconds; the
-  // focus alone goes to sessionStorage instead. Every save bumps the version, and a reload
-  // that races a keepalive save would otherwise open on a stale version.
-  function leavingWork() {
-    return changeSeq !== savedSeq || unsent >= 5;
-  }
-
-  const focusKey = "task1-focus:" + location.pathname;
-  function rememberFocus() {
-    try { sessionStorage.setItem(focusKey, focusName); } catch (e) { /* storage off: the draft keeps it */ }
-  }
-  function rememberedFocus() {
-    try { return sessionStorage.getItem(focusKey) || ""; } catch (e) { return ""; }
-  }
-
-  function schedule(delay) {
-    clearTimeout(saveTimer);
-    saveTimer = setTimeout(function () { save(); }, delay);
-  }
-
-  function payload() {
-    tick();
-    const draft = collectDraft();
-    if (focusName) draft._focus = focusName;
-    const delta = unsent;
-    unsent = 0;
-    return { draft: draft, delta: delta, body: JSON.stringify({ version: version, draft: draft, active_seconds_delta: delta }) };
-  }
-
-  function post(body, keepalive) {
-    return fetch(draftUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfInput.value, Accept: "application/json" },
-      body: body,
-    });
-  }
-
-  // Resolves to "ok", "conflict", "offline" (no answer) or "error" (an answer other than 200/409).
-  function save(options) {
-    clearTimeout(saveTimer);
-    if (inConflict) return Promise.resolve("conflict");
-    if (submitting) return Promise.resolve("ok");
-    if (saving) {
-      return saving.then(function (result) {
-        return result === "ok" && hasWork() ? save(options) : result;
-      });
-    }
-    if (options && options.keepalive ? !leavingWork() : !hasWork()) return Promise.resolve("ok");
-    const seq = changeSeq;
-    const sent = payload();
-    setStatus("Saving…", "saving");
-    const answer = post(sent.body, options && options.keepalive).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        return { status: response.status, data: data };
-      });
-    }, function () {
-      return { status: 0, data: {} };
-    });
-    // `saving` is cleared before the answer is handled, so a handler may start the next save.
-    saving = answer.then(function (reply) {
-      saving = null;
-      return handleResponse(reply.status, reply.data, seq, sent);
-    });
-    return saving;
-  }
-
-  function handleResponse(status, data, seq, sent) {
-    if (status === 200) {
-      version = data.version;
-      versionInput.value = String(version);
-      savedSeq = seq;
-      focusSaved = sent.draft._focus || "";
-      base = contentKey(sent.draft);
-      retryDelay = 1000;
-      setStatus("Saved " + timeNow(), "saved");
-      if (changeSeq !== savedSeq) schedule(0);
-      return "ok";
-    }
-    unsent += sent.delta;
-    if (status === 0) return failed("offline");
-    if (status === 409) {
-      if (contentKey(data.draft || {}) === base) {
-        // Only the focus or the time changed elsewhere (a save from a closing page): nothing to choose.
-        version = data.version;
-        versionInput.value = String(version);
-        return save();
-      }
-      showConflict(data);
-      return "conflict";
-    }
-    return failed("error");
-  }
-
-  function failed(kind) {
-    setStatus("Not saved — retrying", "error");
-    schedule(retryDelay);
-    retryDelay = Math.min(retryDelay * 2, MAX_BACKOFF_MS);
-    return kind;
-  }
-
-  window.addEventListener("online", function () { if (hasWork()) save(); });
-
-  function changed(delay) {
-    changeSeq += 1;
-    if (!inConflict) schedule(delay);
-  }
-
-  // Leaving the tab or the page: save now, in a request that outlives the page.
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden") {
-      tick();
-      if (leavingWork()) save({ keepalive: true });
-    } else {
-      lastTick = performance.now();
-    }
-  });
-  window.addEventListener("pagehide", function () {
-    tick();
-    if (!submitting && !inConflict && !saving && leavingWork()) save({ keepalive: true });
-  });
-  window.addEventListener("beforeunload", function (event) {
-    // Only when the server really lacks typed work (offline, or a conflict left open).
-    if (!submitting && changeSeq !== savedSeq && (inConflict || statusLine.dataset.state === "error")) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
-
-  /* ---- Conflict with another tab. ---- */
-  let theirs = null;
-
-  function showConflict(data) {
-    inConflict = true;
-    theirs = data;
-    banner.hidden = false;
-    setStatus("Not saved — changed in another tab", "error");
-  }
-
-  function closeConflict() {
-    inConflict = false;
-    theirs = null;
-    banner.hidden = true;
-  }
-
-  document.getElementById("conflict-load").addEventListener("click", function () {
-    const other = theirs;
-    closeConflict();
-    version = other.version;
-    versionInput.value = String(version);
-    applyDraft(other.draft || {});
-    base = contentKey(collectDraft());
-    savedSeq = changeSeq;
-    focusSaved = focusName;
-    setStatus("Loaded the other version", "saved");
-    focusSentence(Math.max(current, 0));
-  });
-
-  document.getElementById("conflict-keep").addEventListener("click", function () {
-    const other = theirs;
-    closeConflict();
-    version = other.version;
-    versionInput.value = String(version);
-    save();
-    focusSentence(Math.max(current, 0));
-  });
 
   /* ---- Sentences: explanation box, current sentence. ---- */
   function labelOf(fieldset) {
@@ -327,30 +59,13 @@
     return summaryOf(document.activeElement) || summaryOf(sentences[current]);
   }
 
-  /* ---- Events from the form. ---- */
   form.addEventListener("change", function (event) {
-    const el = event.target;
-    const fieldset = el.closest("fieldset.sentence");
+    const fieldset = event.target.closest("fieldset.sentence");
     if (fieldset) refreshSentence(fieldset);
-    revalidateShown();
-    if (el.tagName !== "TEXTAREA") changed(0);
-  });
-  form.addEventListener("input", function (event) {
-    if (event.target.tagName === "TEXTAREA") {
-      changed(TYPING_DEBOUNCE_MS);
-      if (event.target.getAttribute("aria-invalid") === "true") revalidateShown();
-    }
   });
   form.addEventListener("focusin", function (event) {
-    const el = event.target;
-    const fieldset = el.closest("fieldset.sentence");
+    const fieldset = event.target.closest("fieldset.sentence");
     if (fieldset) setCurrent(sentences.indexOf(fieldset));
-    if (el.name && el.type !== "hidden" && el.name !== focusName) {
-      focusName = el.name;
-      rememberFocus();
-      // Where one is working is worth keeping, but not worth a request per keystroke.
-      if (changeSeq === savedSeq && !inConflict && !saving) schedule(FOCUS_DEBOUNCE_MS);
-    }
   });
 
   /* ---- Validation in place (the server checks again). ---- */
@@ -382,57 +97,6 @@
     return found;
   }
 
-  function showMessage(key, message) {
-    const holder = document.getElementById("error-" + key);
-    if (holder) holder.textContent = message;
-    const control = document.getElementById(key);
-    const group = document.getElementById("field-" + key);
-    [control, group].forEach(function (el) {
-      if (!el) return;
-      if (message) el.setAttribute("aria-invalid", "true");
-      else el.removeAttribute("aria-invalid");
-    });
-    if (group) group.classList.toggle("has-error", !!message);
-  }
-
-  function clearMessages() {
-    form.querySelectorAll(".field-error").forEach(function (p) {
-      showMessage(p.id.replace("error-", ""), "");
-    });
-  }
-
-  function showProblems(found) {
-    clearMessages();
-    found.forEach(function (p) { showMessage(p.key, p.message); });
-    const list = errorSummary.querySelector("ul");
-    list.replaceChildren();
-    found.forEach(function (p) {
-      const item = document.createElement("li");
-      const link = document.createElement("a");
-      link.href = "#field-" + p.key;
-      link.textContent = p.label + ": " + p.message;
-      item.append(link);
-      list.append(item);
-    });
-    errorSummary.querySelector("h2").textContent = found.length === 1
-      ? "Please fix this before submitting" : "Please fix these " + found.length + " things before submitting";
-    errorSummary.hidden = found.length === 0;
-  }
-
-  // Messages already on screen go away as soon as their field is fixed.
-  function revalidateShown() {
-    const open = new Set(problems().map(function (p) { return p.key; }));
-    form.querySelectorAll(".field-error").forEach(function (p) {
-      const key = p.id.replace("error-", "");
-      if (p.textContent && !open.has(key)) {
-        showMessage(key, "");
-        const link = errorSummary.querySelector("a[href='#field-" + key + "']");
-        if (link) link.closest("li").remove();
-      }
-    });
-    if (!errorSummary.querySelector("li")) errorSummary.hidden = true;
-  }
-
   function focusField(key) {
     const group = document.getElementById("field-" + key);
     if (!group) return;
@@ -442,45 +106,27 @@
     (control || group).scrollIntoView({ block: "center" });
   }
 
-  errorSummary.addEventListener("click", function (event) {
-    const link = event.target.closest("a[href^='#field-']");
-    if (!link) return;
-    event.preventDefault();
-    focusField(link.getAttribute("href").slice("#field-".length));
-  });
-
-  /* ---- Submit: check, save a last time, then post the form. ---- */
-  form.addEventListener("submit", function (event) {
-    if (submitting) return;
-    event.preventDefault();
-    const found = problems();
-    if (found.length) {
-      showProblems(found);
-      focusField(found[0].key);
-      return;
-    }
-    showProblems([]);
-    if (inConflict) {
-      banner.querySelector("button").focus();
-      return;
-    }
-    setStatus("Saving before submitting…", "saving");
-    save().then(function (result) {
-      if (result === "conflict") {
-        banner.querySelector("button").focus();
-        return;
+  const core = window.Attest.draftForm(form, {
+    problems: problems,
+    focusField: focusField,
+    afterApply: function () { sentences.forEach(refreshSentence); },
+    afterConflict: function () { focusSentence(Math.max(current, 0)); },
+    // An explanation box that is hidden (its sentence is consistent) cannot take the focus.
+    resumeElement: function (element) {
+      if (element.closest(".explanation") && !element.closest(".is-inconsistent")) {
+        element = element.closest("fieldset.sentence").querySelector("input[type=radio]");
       }
-      if (result === "offline") {
-        setStatus("Not saved — retrying; submit again once it is saved", "error");
-        return;
+      const fieldset = element.closest("fieldset.sentence");
+      if (fieldset) setCurrent(sentences.indexOf(fieldset));
+      return element;
+    },
+    resumeDefault: function () {
+      const open = sentences.findIndex(function (f) { return !labelOf(f); });
+      if (open >= 0) {
+        focusSentence(open);
+        sentences[open].scrollIntoView({ block: "center" });
       }
-      tick();
-      activeInput.value = totalActive.toFixed(1);
-      submitting = true;
-      clearTimeout(saveTimer);
-      setStatus("Submitting…", "saving");
-      form.submit();
-    });
+    },
   });
 
   /* ---- Keyboard. ---- */
@@ -488,13 +134,8 @@
 
   document.addEventListener("keydown", function (event) {
     const target = event.target;
-    const typing = target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text");
-    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
-      event.preventDefault();
-      form.requestSubmit();
-      return;
-    }
-    if (typing) {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") return; // the core submits
+    if (core.isTyping(target)) {
       if (event.key === "Escape" && target.tagName === "TEXTAREA") {
         const fieldset = target.closest("fieldset.sentence");
         if (fieldset) {
@@ -555,41 +196,5 @@
     }
   });
 
-  /* ---- Resume where the annotator left off. ---- */
-  function resume() {
-    if (!errorSummary.hidden) {
-      form.querySelectorAll(".field-error").forEach(function (p) {
-        if (p.textContent.trim()) showMessage(p.id.replace("error-", ""), p.textContent.trim());
-      });
-      errorSummary.focus();
-      return;
-    }
-    focusName = rememberedFocus() || focusName;
-    const named = focusName && form.elements.namedItem(focusName);
-    let element = null;
-    if (named && named.length !== undefined && !named.tagName) {
-      element = Array.from(named).find(function (r) { return r.checked; }) || named[0];
-    } else if (named) {
-      element = named;
-    }
-    if (element && element.closest(".explanation") && !element.closest(".is-inconsistent")) {
-      element = element.closest("fieldset.sentence").querySelector("input[type=radio]");
-    }
-    if (element) {
-      const fieldset = element.closest("fieldset.sentence");
-      if (fieldset) setCurrent(sentences.indexOf(fieldset));
-      element.focus({ preventScroll: true });
-      element.scrollIntoView({ block: "center" });
-      return;
-    }
-    const open = sentences.findIndex(function (f) { return !labelOf(f); });
-    if (open >= 0) {
-      focusSentence(open);
-      sentences[open].scrollIntoView({ block: "center" });
-    }
-  }
-  resume();
-  // Where the page opened is not news to the server.
-  focusSaved = focusName;
-  clearTimeout(saveTimer);
+  core.start();
 })();
