@@ -4,8 +4,8 @@ from django.utils.text import slugify
 from annotation.protocols import setup
 
 
-class Task1CampaignForm(forms.Form):
-    """A lead's set-up of a TofuEval task 1 campaign; choices come from the project's own data."""
+class TofuEvalCampaignForm(forms.Form):
+    """A lead's set-up of a TofuEval task 1 or task 2 campaign; choices come from the project's own data."""
 
     name = forms.CharField(max_length=200)
     datasets = forms.MultipleChoiceField(
@@ -35,8 +35,10 @@ class Task1CampaignForm(forms.Form):
     pilot_items = forms.IntegerField(min_value=0, initial=0, label="Items per pilot round")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), initial=setup.GUIDELINES)
 
-    def __init__(self, data=None, *, datasets, splits, systems, annotators):
+    def __init__(self, data=None, *, protocol, datasets, splits, systems, annotators):
         super().__init__(data)
+        self.protocol = protocol
+        self.fields["guidelines"].initial = setup.DEFAULT_GUIDELINES[protocol]
         self.fields["datasets"].choices = [(d, d or "(none)") for d in datasets]
         self.fields["splits"].choices = [(s, s or "(none)") for s in splits]
         self.fields["systems"].choices = [(s, s or "(unnamed)") for s in systems]
@@ -65,4 +67,5 @@ class Task1CampaignForm(forms.Form):
             rounds=data["rounds"],
             pilot_items=data["pilot_items"],
             guidelines=data["guidelines"],
+            protocol=self.protocol,
         )

@@ -1,4 +1,4 @@
-"""A lead sets up a TofuEval task 1 campaign: which (document, topic) items with which summaries,
+"""A lead sets up a TofuEval task 1 or task 2 campaign: which (document, topic) items with which summaries,
 who annotates them, how many annotators per item, and in which rounds.
 
 Assignment balances load (each item goes to the annotators with the fewest items so far, ties
@@ -28,6 +28,18 @@ GUIDELINES = "\n\n".join(
         "Mark a text 'not a summary' when it is not a summary at all (e.g. a refusal or a question).",
     ]
 )
+TASK2_GUIDELINES = "\n\n".join(
+    [
+        "Completeness (TofuEval, App. F.2). First read the dialogue and write the key points that a good "
+        "summary of the topic must contain: one per box, most important first, each a short statement of "
+        "one fact. You will not see the summaries until you commit the key points, and you cannot change "
+        "them afterwards.",
+        "Then, for each summary, tick every key point it covers. A key point counts as covered when the "
+        "summary states it, in any wording; a summary that states it wrongly does not cover it. When a "
+        "summary covers none of them, say so.",
+    ]
+)
+DEFAULT_GUIDELINES = {Protocol.TOFUEVAL_TASK1: GUIDELINES, Protocol.TOFUEVAL_TASK2: TASK2_GUIDELINES}
 
 
 @dataclass
@@ -44,6 +56,7 @@ class Plan:
     pilot_items: int = 0  # items in each round before the last
     guidelines: str = GUIDELINES
     seed: int = 0
+    protocol: str = Protocol.TOFUEVAL_TASK1
 
 
 def candidate_items(project: Project, plan: Plan) -> dict[tuple[int, int], list[int]]:
@@ -88,7 +101,7 @@ def create_campaign(*, project: Project, plan: Plan) -> Campaign:
         project=project,
         slug=plan.slug,
         name=plan.name,
-        protocol=Protocol.TOFUEVAL_TASK1,
+        protocol=plan.protocol,
         guidelines=plan.guidelines,
         annotators_per_item=plan.per_item,
         double_share=plan.double_share,

@@ -1,5 +1,6 @@
 """The annotation screens. An assignment opens only for its own annotator; anyone else gets 404."""
 
+import functools
 import json
 import uuid
 
@@ -14,8 +15,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.corpus.models import Summary
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Role
-from annotation.protocols import forms, results, services, setup, tofueval
+from annotation.protocols import forms, results, services, setup, tofueval, tofueval_task2
 from annotation.protocols.models import Assignment, Campaign, Protocol
+
+SCREENS = {Protocol.TOFUEVAL_TASK1: "protocols/task1.html", Protocol.TOFUEVAL_TASK2: "protocols/task2.html"}
 
 
 def own_assignment(request, project, pk) -> Assignment:
@@ -26,13 +29,24 @@ def own_assignment(request, project, pk) -> Assignment:
         stage="annotate",
         item__campaign__project=project,
     )
-    if assignment.item.campaign.protocol != Protocol.TOFUEVAL_TASK1 or assignment.item.document.text_missing:
+    if assignment.item.campaign.protocol not in SCREENS or assignment.item.document.text_missing:
         raise Http404("This item has no annotation screen.")
     return assignment
 
 
-def task1_page(request, project, membership, assignment, *, draft=None, errors=None, status=200):
+def is_task2(assignment) -> bool:
+    return assignment.item.campaign.protocol == Protocol.TOFUEVAL_TASK2
+
+
+def cleaned_draft(assignment, raw: dict, summaries: list) -> dict:
+    if is_task2(assignment):
+        return tofueval_task2.clean_draft(raw, summaries, assignment.draft)
+    return tofueval.clean_draft(raw, summaries)
+
+
+def assignment_page(request, project, membership, assignment, *, draft=None, errors=None, status=200):
     summaries = tofueval.summaries_in_order(assignment)
+    draft = assignment.draft if draft is None else draft
     context = {
         "project": project,
         "membership": membership,
@@ -41,27 +55,30 @@ def task1_page(request, project, membership, assignment, *, draft=None, errors=N
         "document": assignment.item.document,
         "topic": assignment.item.topic,
         "summaries": summaries,
-        "draft": assignment.draft if draft is None else draft,
+        "draft": draft,
         "errors": errors or {},
         "categories": tofueval.CATEGORIES,
         "likert": tofueval.LIKERT,
         "client_token": uuid.uuid4().hex,
-        "draft_url": reverse("protocols:task1_draft", args=[project.slug, assignment.pk]),
-        "submit_url": reverse("protocols:task1_submit", args=[project.slug, assignment.pk]),
+        "draft_url": reverse("protocols:assignment_draft", args=[project.slug, assignment.pk]),
+        "submit_url": reverse("protocols:assignment_submit", args=[project.slug, assignment.pk]),
         "next_url": reverse("home"),  # back to the queues
     }
-    return render(request, "protocols/task1.html", context, status=status)
+    if is_task2(assignment):
+        context["task2"] = tofueval_task2.screen(draft, summaries, errors or {})
+        context["max_key_points"] = tofueval_task2.MAX_KEY_POINTS
+    return render(request, SCREENS[assignment.item.campaign.protocol], context, status=status)
 
 
 @require_GET
 @project_view()
-def task1(request, project, membership, pk):
-    return task1_page(request, project, membership, own_assignment(request, project, pk))
+def assignment_screen(request, project, membership, pk):
+    return assignment_page(request, project, membership, own_assignment(request, project, pk))
 
 
 @require_POST
 @project_view()
-def task1_draft(request, project, membership, pk):
+def assignment_draft(request, project, membership, pk):
     """Autosave: JSON {"version", "draft", "active_seconds_delta"} -> {"version"}, or 409 on a conflict."""
     assignment = own_assignment(request, project, pk)
     try:
@@ -73,7 +90,7 @@ def task1_draft(request, project, membership, pk):
             raise ValueError("draft must be an object")
     except (ValueError, KeyError, TypeError) as error:
         return JsonResponse({"message": f"Bad autosave request: {error}"}, status=400)
-    draft = tofueval.clean_draft(raw, tofueval.summaries_in_order(assignment))
+    draft = cleaned_draft(assignment, raw, tofueval.summaries_in_order(assignment))
     try:
         saved = services.save_draft(
             assignment_id=assignment.pk, draft=draft, version=version, active_seconds_delta=delta
@@ -86,13 +103,20 @@ def task1_draft(request, project, membership, pk):
 
 @require_POST
 @project_view()
-def task1_submit(request, project, membership, pk):
-    """The form's submit: save what was sent, check it, record it; errors come back in place."""
+def assignment_submit(request, project, membership, pk):
+    """The form's submit: save what was sent, check it, record it; errors come back in place.
+
+    Task 2 before its key points are committed: the form's buttons commit them (action=commit)
+    or, without JavaScript, move or remove one (action=up-<k>, down-<k>, remove-<k>)."""
     assignment = own_assignment(request, project, pk)
     summaries = tofueval.summaries_in_order(assignment)
-    draft = tofueval.clean_draft(request.POST.dict(), summaries)
+    draft = cleaned_draft(assignment, request.POST.dict(), summaries)
     token = request.POST.get("client_token", "")[:64]
+    action = request.POST.get("action", "submit")
+    page = functools.partial(assignment_page, request, project, membership)
     if not (assignment.status == Assignment.Status.SUBMITTED and assignment.client_token == token):
+        if is_task2(assignment) and not tofueval_task2.is_committed(assignment.draft) and action != "commit":
+            draft = tofueval_task2.rearrange(draft, action)
         try:
             version = int(request.POST.get("draft_version", -1))
             delta = float(request.POST.get("active_seconds") or 0) if assignment.active_seconds == 0 else 0
@@ -100,27 +124,23 @@ def task1_submit(request, project, membership, pk):
                 assignment_id=assignment.pk, draft=draft, version=version, active_seconds_delta=delta
             )
         except ValueError:
-            return task1_page(
-                request,
-                project,
-                membership,
-                assignment,
-                draft=draft,
-                status=400,
-                errors={"__all__": "The form was incomplete; reload the page."},
-            )
+            errors = {"__all__": "The form was incomplete; reload the page."}
+            return page(assignment, draft=draft, status=400, errors=errors)
         except services.DraftConflict:
             message = "This assignment was changed in another tab since you loaded it; reload to see that version."
-            return task1_page(
-                request, project, membership, assignment, draft=draft, status=409, errors={"__all__": message}
-            )
+            return page(assignment, draft=draft, status=409, errors={"__all__": message})
     try:
-        tofueval.submit(assignment=assignment, draft=draft, client_token=token, user=request.user)
+        if is_task2(assignment) and not tofueval_task2.is_committed(assignment.draft):
+            if action == "commit":
+                tofueval_task2.commit_key_points(assignment=assignment)
+            return redirect("protocols:assignment", slug=project.slug, pk=assignment.pk)
+        submit = tofueval_task2.submit if is_task2(assignment) else tofueval.submit
+        submit(assignment=assignment, draft=draft, client_token=token, user=request.user)
     except ValidationError as error:
         errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": " ".join(error.messages)}
         errors = {k: v[0] if isinstance(v, list) else v for k, v in errors.items()}
         assignment.refresh_from_db()
-        return task1_page(request, project, membership, assignment, draft=draft, errors=errors, status=400)
+        return page(assignment, draft=draft, errors=errors, status=400)
     messages.success(request, "Submitted.")
     return redirect("protocols:next", slug=project.slug, pk=assignment.item.campaign_id)
 
@@ -134,7 +154,7 @@ def next_assignment(request, project, membership, pk):
     if assignment is None:
         messages.info(request, f"Nothing left to do in {campaign.name}.")
         return redirect("home")
-    return redirect("protocols:task1", slug=project.slug, pk=assignment.pk)
+    return redirect("protocols:assignment", slug=project.slug, pk=assignment.pk)
 
 
 @require_GET
@@ -146,12 +166,19 @@ def campaign_results(request, project, membership, pk):
     return render(request, "protocols/results.html", context)
 
 
+NEW_CAMPAIGN = {"tofueval-task1": Protocol.TOFUEVAL_TASK1, "tofueval-task2": Protocol.TOFUEVAL_TASK2}
+
+
 @require_http_methods(["GET", "POST"])
 @project_view(Membership.can_manage)
-def new_task1_campaign(request, project, membership):
+def new_campaign(request, project, membership, task):
+    if task not in NEW_CAMPAIGN:
+        raise Http404("No such kind of campaign.")
+    protocol = Protocol(NEW_CAMPAIGN[task])
     summaries = Summary.objects.filter(project=project).order_by()
-    form = forms.Task1CampaignForm(
+    form = forms.TofuEvalCampaignForm(
         request.POST or None,
+        protocol=protocol,
         datasets=sorted(summaries.values_list("document__dataset", flat=True).distinct()),
         splits=sorted(summaries.values_list("document__split", flat=True).distinct()),
         systems=sorted(summaries.values_list("system", flat=True).distinct()),
@@ -167,8 +194,8 @@ def new_task1_campaign(request, project, membership):
             count = Assignment.objects.filter(item__campaign=campaign).count()
             messages.success(request, f"{campaign.name}: {campaign.items.count()} items, {count} assignments.")
             return redirect("projects:detail", slug=project.slug)
-    context = {"project": project, "membership": membership, "form": form}
-    return render(request, "protocols/new_task1.html", context, status=400 if form.errors else 200)
+    context = {"project": project, "membership": membership, "form": form, "protocol": protocol}
+    return render(request, "protocols/new_campaign.html", context, status=400 if form.errors else 200)
 
 
 @require_GET
