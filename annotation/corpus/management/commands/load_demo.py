@@ -10,6 +10,7 @@ from annotation.corpus import services
 from annotation.projects import services as projects
 from annotation.projects.models import Project, Role
 from annotation.protocols import services as protocols
+from annotation.protocols import setup
 from annotation.protocols.models import Assignment, Campaign, Item, Judgment, Protocol
 
 DATA = Path(__file__).resolve().parents[2] / "demo_data"
@@ -44,7 +45,10 @@ class Command(BaseCommand):
             project.save()
         passwords = self.people(project)
         annotators = [u for u, role in passwords if role == Role.ANNOTATOR]
-        self.demo_campaign(project, annotators)
+        self.demo_campaign(project, annotators, "demo-tofueval", "TofuEval pilot (demo)", Protocol.TOFUEVAL_TASK1)
+        self.demo_campaign(
+            project, annotators, "demo-completeness", "TofuEval completeness (demo)", Protocol.TOFUEVAL_TASK2
+        )
         self.demo_labels(project, annotators)
         self.stdout.write(self.style.SUCCESS("\nDemo logins (new passwords each run):"))
         for user, role in passwords:
@@ -65,14 +69,15 @@ class Command(BaseCommand):
         return out
 
     @transaction.atomic
-    def demo_campaign(self, project, annotators):
-        """A TofuEval task 1 campaign over the release's (document, topic) pairs, given to both annotators."""
+    def demo_campaign(self, project, annotators, slug, name, protocol):
+        """A TofuEval task 1 or 2 campaign over the release's (document, topic) pairs, given to both annotators."""
         campaign, _ = Campaign.objects.get_or_create(
             project=project,
-            slug="demo-tofueval",
+            slug=slug,
             defaults={
-                "name": "TofuEval pilot (demo)",
-                "protocol": Protocol.TOFUEVAL_TASK1,
+                "name": name,
+                "protocol": protocol,
+                "guidelines": setup.DEFAULT_GUIDELINES[protocol],
                 "annotators_per_item": 2,
                 "rounds": ["pilot-1", "main"],
                 "status": Campaign.Status.ACTIVE,
