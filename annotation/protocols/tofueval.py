@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.protocols import services
-from annotation.protocols.models import Assignment, Protocol
+from annotation.protocols.models import Assignment, Judgment, Protocol
 
 CATEGORIES = [
     (
@@ -109,10 +109,12 @@ def submit(*, assignment: Assignment, draft: dict, client_token: str, user) -> A
             )
         flagged = draft.get(f"n-{summary.pk}") == "on"
         services.record_judgment(**record, dimension="not_a_summary", summary=summary, value=flagged)
-        if draft.get(f"r-{summary.pk}"):
-            services.record_judgment(
-                **record, dimension="relevance", summary=summary, value=int(draft[f"r-{summary.pk}"])
-            )
+        rating = draft.get(f"r-{summary.pk}")
+        if rating and not flagged:
+            services.record_judgment(**record, dimension="relevance", summary=summary, value=int(rating))
+        elif Judgment.objects.filter(assignment=assignment, dimension="relevance", summary=summary).exists():
+            # A correction to "not a summary": the earlier rating no longer counts (it stays as history).
+            services.record_judgment(**record, dimension="relevance", summary=summary, value=None)
     assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
     assignment.client_token = client_token or ""
     assignment.draft = draft

@@ -96,6 +96,17 @@ def test_not_a_summary_replaces_the_relevance_rating(task):
     assert not Judgment.objects.filter(dimension="relevance", summary=summary).exists()
 
 
+def test_a_correction_to_not_a_summary_withdraws_the_earlier_rating(task, annotator):
+    draft = complete_draft(task["summaries"])
+    summary = task["summaries"][1]
+    tofueval.submit(assignment=task["mine"], draft=draft, client_token="t1", user=annotator)
+    draft[f"n-{summary.pk}"] = "on"  # the rating stays in the draft; the flag wins
+    tofueval.submit(assignment=task["mine"], draft=draft, client_token="t2", user=annotator)
+    rating = Judgment.objects.get(dimension="relevance", summary=summary, assignment=task["mine"])
+    assert rating.value is None
+    assert list(rating.revisions.values_list("value", flat=True)) == [4]
+
+
 def test_submit_records_every_label_once_even_if_sent_twice(task, annotator):
     draft = complete_draft(task["summaries"])
     for _ in range(2):
