@@ -218,3 +218,23 @@ def test_a_lead_can_set_up_a_task2_campaign(client, project, lead, annotator, ta
     campaign = Campaign.objects.get(project=project, slug="completeness-pilot")
     assert campaign.protocol == Protocol.TOFUEVAL_TASK2
     assert client.get(f"/p/{project.slug}/campaigns/new/nonsense/").status_code == 404
+
+
+def test_task2_labels_round_trip_through_export_jsonl(task, annotator, tmp_path):
+    from django.core.management import call_command
+
+    assignment = committed(task["mine"], "Meeting at 4 pm", "Ben brings tickets")
+    full, vague = task["summaries"]
+    draft = assignment.draft | {f"c-{full.pk}-2": "on", f"none-{vague.pk}": "on"}
+    tofueval_task2.submit(assignment=assignment, draft=draft, client_token="x", user=annotator)
+    first = tmp_path / "first.jsonl"
+    call_command("export_jsonl", project="demo", out=str(first))
+    records = [json.loads(line) for line in first.read_text(encoding="utf-8").splitlines()]
+    labels = [j for r in records if r["type"] in ("summary", "item") for j in r["judgments"]]
+    by_dimension = {j["dimension"]: j["value"] for j in labels if j["dimension"] != "completeness"}
+    assert by_dimension["key_points"] == ["Meeting at 4 pm", "Ben brings tickets"]
+    assert sorted(j["value"] for j in labels if j["dimension"] == "completeness") == [0.0, 0.5]
+    call_command("import_data", str(first), project="copy", format="jsonl")
+    second = tmp_path / "second.jsonl"
+    call_command("export_jsonl", project="copy", out=str(second))
+    assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8").replace('"demo"', '"copy"')
