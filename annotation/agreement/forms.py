@@ -1,5 +1,7 @@
 from django import forms
 
+from annotation.agreement.services import PILOT_ROUNDS
+
 
 class FilterForm(forms.Form):
     """The dashboard's GET filters; choices come from the campaign's own data."""
@@ -10,9 +12,10 @@ class FilterForm(forms.Form):
         required=False, widget=forms.CheckboxSelectMultiple, label="Leave out annotators"
     )
 
-    def __init__(self, data, *, rounds, datasets, annotators):
+    def __init__(self, data, *, rounds, datasets, annotators, pilot=False):
         super().__init__(data)
-        self.fields["round"].choices = [("", "All rounds")] + [(r, r) for r in rounds]
+        pilots = [(PILOT_ROUNDS, "All pilot rounds")] if pilot else []
+        self.fields["round"].choices = [("", "All rounds"), *pilots] + [(r, r) for r in rounds]
         self.fields["dataset"].choices = [("", "All datasets")] + [(d, d or "(none)") for d in datasets]
         self.fields["exclude"].choices = [(a, a) for a in annotators]
 

@@ -89,6 +89,26 @@ def spans(rows: list[Row]) -> list[Rating]:
     return [(summary, annotator, tuple(found)) for (summary, annotator), found in by_key.items()]
 
 
+def per_type(rows: list[Row]) -> list[Rating]:
+    """Error types as binary decisions: one unit per (sentence, type), "yes" if the typer chose it.
+
+    The types are those anyone chose in these rows: a type nobody used says nothing about
+    agreement, and counting it would inflate the figure with easy "no" units."""
+    types = sorted({code for r in rows for code in codes(r["value"])})
+    ratings = []
+    for r in rows:
+        chosen = codes(r["value"])
+        ratings += [(f"{r['unit']}#{t}", r["annotator"], "yes" if t in chosen else "no") for t in types]
+    return ratings
+
+
+def codes(value) -> set[str]:
+    """The types of one label: a list of codes, a single code, or none."""
+    if value is None or value == "":
+        return set()
+    return {str(c) for c in value} if isinstance(value, list | tuple) else {str(value)}
+
+
 def variant(name, level, transform, description) -> Variant:
     return Variant(name=name, level=level, transform=transform, description=description)
 
@@ -160,7 +180,14 @@ DIMENSIONS = {
             "Inconsistent spans (Ramprasad et al.)",
             (variant("token_f1", "spans", spans, "pairwise token-overlap F1 of the marked spans"),),
         ),
-        Dimension("error_types", "Error types (TofuEval)", (variant(RAW, "nominal", raw, "set of types chosen"),)),
+        Dimension(
+            "error_types",
+            "Error types (TofuEval)",
+            (
+                variant(RAW, "nominal", raw, "the set of types chosen, as one label"),
+                variant("per_type", "nominal", per_type, "each (sentence, type): chosen or not"),
+            ),
+        ),
     ]
 }
 

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.agreement import metrics, registry
@@ -21,6 +21,8 @@ from annotation.protocols.models import Adjudication, Campaign, Judgment
 
 BOOTSTRAP_SAMPLES = 1000
 ADJUDICATED = "adjudicated"
+PILOT_ROUNDS = "*pilot"  # the round filter's value for every round before the campaign's last
+TYPING_STAGE = "error_typing"  # reviewers' error types (TofuEval App. G) are rated at this stage
 METRIC_LABELS = {
     "percent_agreement": "Percent agreement",
     "cohen_kappa": "Cohen's kappa (mean over pairs)",
@@ -32,10 +34,15 @@ METRIC_LABELS = {
 
 # -- extraction ---------------------------------------------------------------------------------
 def judgment_rows(campaign: Campaign, filters: dict) -> list[dict]:
-    """The campaign's annotation judgments as plain rows, in one query."""
+    """The campaign's annotation judgments as plain rows, in one query; error types are the
+    reviewers' (error typing stage) when there are any, else those that came with the labels."""
     pseudonyms = dict(campaign.project.memberships.values_list("user_id", "pseudonym"))
-    rows = Judgment.objects.filter(assignment__item__campaign=campaign, assignment__stage="annotate")
-    if filters.get("round"):
+    rows = Judgment.objects.filter(assignment__item__campaign=campaign).filter(
+        Q(assignment__stage="annotate") | Q(assignment__stage=TYPING_STAGE, dimension="error_types")
+    )
+    if filters.get("round") == PILOT_ROUNDS:
+        rows = rows.filter(assignment__item__round__in=pilot_rounds(campaign))
+    elif filters.get("round"):
         rows = rows.filter(assignment__item__round=filters["round"])
     if filters.get("dataset"):
         rows = rows.filter(assignment__item__document__dataset=filters["dataset"])
@@ -47,15 +54,23 @@ def judgment_rows(campaign: Campaign, filters: dict) -> list[dict]:
         annotator_id=F("assignment__annotator_id"),
         item_key=F("assignment__item__key"),
         round=F("assignment__item__round"),
+        stage=F("assignment__stage"),
     )
     excluded = set(filters.get("exclude") or ())
-    out = []
+    out, typed = [], []
     for r in values.iterator(chunk_size=5000):
         annotator = pseudonyms.get(r["annotator_id"], str(r["annotator_id"]))
         if annotator in excluded:
             continue
-        out.append(row(r, annotator))
+        (typed if r["stage"] == TYPING_STAGE else out).append(row(r, annotator))
+    if typed:
+        out = [r for r in out if r["dimension"] != "error_types"] + typed
     return out
+
+
+def pilot_rounds(campaign: Campaign) -> list[str]:
+    """Every round before the campaign's last (the main one)."""
+    return list((campaign.rounds or [])[:-1])
 
 
 def row(r: dict, annotator: str) -> dict:

@@ -13,10 +13,15 @@ from annotation.protocols.models import Assignment, Campaign
 def filter_form(request, campaign: Campaign) -> forms.FilterForm:
     items = campaign.items.order_by()
     pseudonyms = dict(campaign.project.memberships.values_list("user_id", "pseudonym"))
-    annotators = Assignment.objects.filter(item__campaign=campaign, stage="annotate").order_by()
+    annotators = Assignment.objects.filter(
+        item__campaign=campaign, stage__in=["annotate", services.TYPING_STAGE]
+    ).order_by()
+    rounds = sorted(items.values_list("round", flat=True).distinct(), key=services.round_order(campaign))
+    pilots = set(services.pilot_rounds(campaign))
     return forms.FilterForm(
         request.GET or None,
-        rounds=sorted(items.values_list("round", flat=True).distinct(), key=services.round_order(campaign)),
+        rounds=rounds,
+        pilot=bool(pilots & set(rounds)),
         datasets=sorted(items.exclude(document=None).values_list("document__dataset", flat=True).distinct()),
         annotators=sorted(
             {pseudonyms.get(a, str(a)) for a in annotators.values_list("annotator", flat=True).distinct()}

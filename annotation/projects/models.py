@@ -76,6 +76,10 @@ class Membership(models.Model):
     def can_browse_corpus(self) -> bool:
         return self.role in {Role.LEAD, Role.REVIEWER}
 
+    def can_review(self) -> bool:
+        """Expert review, its second check and error typing (TofuEval App. F.4, G)."""
+        return self.role in {Role.LEAD, Role.REVIEWER} and not self.is_external
+
     def can_export(self) -> bool:
         return self.role in {Role.LEAD, Role.VIEWER}
 

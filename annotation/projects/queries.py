@@ -5,6 +5,8 @@ from collections import defaultdict
 from django.db.models import Count, Q
 
 from annotation.corpus.models import Document, Summary, SummarySentence, Topic
+from annotation.projects.models import Membership
+from annotation.protocols import review
 from annotation.protocols.models import Assignment, Campaign, Judgment, Protocol
 
 
@@ -47,13 +49,14 @@ SCREENS = {Protocol.TOFUEVAL_TASK1, Protocol.TOFUEVAL_TASK2}  # protocols whose 
 
 
 def open_queues(user, project_ids: list[int]) -> dict[int, list[dict]]:
-    """A user's assignments per campaign (done / total, open, started), grouped by project, in one query."""
+    """A user's assignments per campaign (done / total, open, started), grouped by project, in one
+    query; then, for members who review, their review queues (`review_rows`)."""
     queues = defaultdict(list)
     if not project_ids:
         return queues
     open_states = [Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS]
     rows = (
-        Assignment.objects.filter(annotator=user, item__campaign__project__in=project_ids)
+        Assignment.objects.filter(annotator=user, stage="annotate", item__campaign__project__in=project_ids)
         .values("item__campaign__project", "item__campaign", "item__campaign__name", "item__campaign__protocol")
         .annotate(
             total=Count("pk"),
@@ -67,7 +70,31 @@ def open_queues(user, project_ids: list[int]) -> dict[int, list[dict]]:
         row["protocol"] = Protocol(row["item__campaign__protocol"]).label
         row["has_screen"] = row["item__campaign__protocol"] in SCREENS
         queues[row["item__campaign__project"]].append(row)
+    for row in review_rows(user, project_ids):
+        queues[row["item__campaign__project"]].append(row)
     return queues
+
+
+def review_rows(user, project_ids: list[int]) -> list[dict]:
+    """For members who review: per task 1 campaign, the units waiting for them to decide, check
+    and type; in six queries for any number of projects (one when they review nowhere)."""
+    memberships = Membership.objects.people().filter(user=user, project__in=project_ids)
+    reviewing = [m.project_id for m in memberships if m.can_review()]
+    if not reviewing:
+        return []
+    campaigns = list(review.reviewable(Campaign.objects.filter(project__in=reviewing)).order_by("name"))
+    counts = review.counts([c.pk for c in campaigns], user)
+    return [
+        {
+            "review": True,
+            "item__campaign__project": c.project_id,
+            "item__campaign": c.pk,
+            "item__campaign__name": c.name,
+            "protocol": "TofuEval expert review",
+            **counts[c.pk],
+        }
+        for c in campaigns
+    ]
 
 
 def campaign_rows(project):

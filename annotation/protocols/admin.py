@@ -7,6 +7,7 @@ from annotation.protocols.models import (
     Item,
     Judgment,
     JudgmentRevision,
+    ReviewDecision,
     Taxonomy,
     TaxonomyLabel,
 )
@@ -91,3 +92,25 @@ class AdjudicationAdmin(admin.ModelAdmin):
     ]
     list_display = ["item", "dimension", "target", "value", "decided_by", "decided_at"]
     raw_id_fields = ["item", "summary", "sentence", "decided_by"]
+
+
+@admin.register(ReviewDecision)
+class ReviewDecisionAdmin(admin.ModelAdmin):
+    """Read-only: decisions are made and checked on the review screens, which keep their history."""
+
+    list_display = ["item", "target", "decision", "status", "reviewer", "checked_by", "decided_at"]
+    list_filter = ["status", "decision"]
+    readonly_fields = [
+        "item",
+        "summary",
+        "sentence",
+        "target",
+        "decision",
+        "note",
+        "reviewer",
+        "decided_at",
+        "status",
+        "checked_by",
+        "check_note",
+        "checked_at",
+    ]

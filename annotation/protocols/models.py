@@ -263,3 +263,74 @@ def unit_name(*, sentence_index: int | None, has_summary: bool, target: str) -> 
     base = f"sentence:{sentence_index}" if sentence_index is not None else "summary" if has_summary else "item"
     suffix = target.partition("/")[2]
     return f"{base}/{suffix}" if suffix else base
+
+
+class ReviewDecisionQuerySet(models.QuerySet):
+    def live(self):
+        """Decisions that hold the unit: proposed (waiting for a check) or confirmed."""
+        return self.filter(status__in=ReviewDecision.LIVE)
+
+
+class ReviewDecision(models.Model):
+    """An expert's decision on an inconsistent-labelled sentence (TofuEval App. F.4): keep the
+    label or overturn it as a false positive; a second reviewer confirms it or sends it back.
+
+    One live (proposed or confirmed) decision per unit; a sent-back decision stays as history
+    and the unit returns to the queue. A confirmed decision becomes the unit's Adjudication;
+    the annotators' own judgments are never touched.
+    """
+
+    class Decision(models.TextChoices):
+        KEEP = "keep", "Keep: the sentence is inconsistent"
+        OVERTURN = "overturn", "Overturn: the sentence is consistent"
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Waiting for a second reviewer"
+        CONFIRMED = "confirmed", "Confirmed"
+        SENT_BACK = "sent_back", "Sent back"
+
+    LIVE = (Status.PROPOSED, Status.CONFIRMED)
+
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="review_decisions")
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+    sentence = models.ForeignKey(SummarySentence, on_delete=models.PROTECT, related_name="+")
+    target = models.CharField(max_length=200)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    note = models.TextField(blank=True)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROPOSED)
+    checked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    check_note = models.TextField(blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReviewDecisionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["item", "target", "decided_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "target"],
+                condition=Q(status__in=["proposed", "confirmed"]),
+                name="review_one_live_decision",
+            ),
+            models.CheckConstraint(
+                condition=Q(checked_by__isnull=True) | ~Q(checked_by=models.F("reviewer")),
+                name="review_checker_differs",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="proposed", checked_by__isnull=True)
+                | (~Q(status="proposed") & Q(checked_by__isnull=False)),
+                name="review_checked_unless_proposed",
+            ),
+            models.CheckConstraint(condition=Q(decision="keep") | ~Q(note=""), name="review_overturn_has_note"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} {self.target} ({self.status})"
+
+    def final_value(self) -> str:
+        """The consistency label this decision stands for."""
+        return "inconsistent" if self.decision == self.Decision.KEEP else "consistent"

@@ -5,26 +5,34 @@ sentence and the sentence-level error rate; plus error-type and topic-category d
 
 Each unit's label is its adjudicated value when there is one, else the annotators' majority
 (a tie counts as inconsistent: a sentence someone found unsupported is not vouched for).
+Error types come from the reviewers' error typing (App. G): a type counts for a sentence when a
+majority of its typers chose it (or its only typer did). Imported releases carry their types
+on the annotators' own judgments; those count where no reviewer typed the sentence.
 """
 
 from collections import Counter, defaultdict
 from statistics import mean
 
-from django.db.models import F
+from django.db.models import F, Q
 
-from annotation.protocols.models import Adjudication, Campaign, Item, Judgment
+from annotation.protocols import review
+from annotation.protocols.models import Adjudication, Campaign, Item, Judgment, Protocol
 
+PROTOCOLS = (Protocol.TOFUEVAL_TASK1, Protocol.TOFUEVAL_TASK2)  # campaigns that have these results
 DIMENSIONS = ("consistency", "relevance", "topic_category", "error_types", "completeness")
 
 
 def final_labels(campaign: Campaign) -> dict[tuple[str, str], list]:
     """(dimension, target) -> the values that count: the adjudication, else every annotator's."""
-    values = defaultdict(list)
-    rows = Judgment.objects.filter(
-        assignment__item__campaign=campaign, assignment__stage="annotate", dimension__in=DIMENSIONS
+    values, typed = defaultdict(list), defaultdict(list)
+    rows = Judgment.objects.filter(assignment__item__campaign=campaign, dimension__in=DIMENSIONS).filter(
+        Q(assignment__stage="annotate") | Q(assignment__stage=review.TYPING_STAGE, dimension="error_types")
     )
-    for r in rows.values("dimension", "target", "value", item_id=F("assignment__item_id")):
-        values[(r["dimension"], unit(r))].append(r["value"])
+    for r in rows.values(
+        "dimension", "target", "value", item_id=F("assignment__item_id"), stage=F("assignment__stage")
+    ):
+        (typed if r["stage"] == review.TYPING_STAGE else values)[(r["dimension"], unit(r))].append(r["value"])
+    values.update(typed)  # the reviewers' typing replaces any types that came with the labels
     decided = Adjudication.objects.filter(item__campaign=campaign, dimension__in=DIMENSIONS)
     for r in decided.values("dimension", "target", "value", "item_id"):
         values[(r["dimension"], unit(r))] = [r["value"]]
@@ -131,7 +139,7 @@ def distribution(campaign: Campaign, dimension: str) -> list[dict]:
 
 def progress(campaign: Campaign) -> dict:
     """Per annotator: assigned, submitted, in progress, and median active minutes per submitted
-    item; plus the inconsistent sentence labels that no adjudication has settled yet."""
+    item; plus the inconsistent-labelled sentences that no confirmed review decision has settled yet."""
     from statistics import median
 
     from annotation.protocols.models import Assignment
@@ -158,11 +166,5 @@ def progress(campaign: Campaign) -> dict:
         }
         for user_id, r in rows.items()
     ]
-    flagged = Judgment.objects.filter(
-        assignment__item__campaign=campaign, dimension="consistency", value="inconsistent"
-    )
-    settled = set(
-        Adjudication.objects.filter(item__campaign=campaign, dimension="consistency").values_list("target", flat=True)
-    )
-    waiting = len({t for t in flagged.values_list("target", flat=True) if t not in settled})
+    waiting = review.waiting_for_review(campaign)
     return {"annotators": sorted(annotators, key=lambda r: r["annotator"]), "waiting_for_review": waiting}

@@ -161,7 +161,7 @@ def next_assignment(request, project, membership, pk):
 @project_view(Membership.can_read_dashboards)
 def campaign_results(request, project, membership, pk):
     """TofuEval results (Table 6, Figure 2); `manage.py results --json` prints the same."""
-    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.TOFUEVAL_TASK1)
+    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol__in=results.PROTOCOLS)
     context = {"project": project, "membership": membership, "campaign": campaign, "tables": results.results(campaign)}
     return render(request, "protocols/results.html", context)
 

@@ -70,3 +70,24 @@ def test_unregistered_dimensions_get_their_declared_level():
     dim = registry.dimension("fluency", "ordinal")
     assert [(v.name, v.level) for v in dim.variants] == [("raw", "ordinal")]
     assert dim.variants[0].metrics == ("percent_agreement", "krippendorff_alpha")
+
+
+def test_error_types_per_type_is_a_yes_no_unit_for_each_type_anyone_chose():
+    table = [
+        ("sentence:1", "R1", ["reasoning"], 1),
+        ("sentence:1", "R2", ["contradiction", "reasoning"], 1),
+        ("sentence:2", "R1", [], 1),
+        ("sentence:2", "R2", None, 1),
+    ]
+    assert ratings("error_types", "per_type", table) == [
+        ("sentence:1#contradiction", "R1", "no"),
+        ("sentence:1#contradiction", "R2", "yes"),
+        ("sentence:1#reasoning", "R1", "yes"),
+        ("sentence:1#reasoning", "R2", "yes"),
+        ("sentence:2#contradiction", "R1", "no"),
+        ("sentence:2#contradiction", "R2", "no"),
+        ("sentence:2#reasoning", "R1", "no"),
+        ("sentence:2#reasoning", "R2", "no"),
+    ]
+    raw = ratings("error_types", "raw", table[:2])
+    assert raw == [("sentence:1", "R1", ("reasoning",)), ("sentence:1", "R2", ("contradiction", "reasoning"))]

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.protocols import results
-from annotation.protocols.models import Campaign, Protocol
+from annotation.protocols.models import Campaign
 
 
 class Command(BaseCommand):
@@ -11,15 +11,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("--campaign", help="campaign id or slug (default: every TofuEval task 1 campaign)")
+        parser.add_argument(
+            "--campaign", help="campaign id or slug (default: every TofuEval task 1 and task 2 campaign)"
+        )
         parser.add_argument("--json", action="store_true", help="JSON (the only format for now)")
 
     def handle(self, *args, **opts):
-        campaigns = Campaign.objects.filter(project__slug=opts["project"], protocol=Protocol.TOFUEVAL_TASK1)
+        campaigns = Campaign.objects.filter(project__slug=opts["project"], protocol__in=results.PROTOCOLS)
         if opts.get("campaign"):
             key = opts["campaign"]
             campaigns = campaigns.filter(pk=int(key)) if key.isdigit() else campaigns.filter(slug=key)
         if not campaigns.exists():
-            raise CommandError(f"no TofuEval task 1 campaign in project {opts['project']!r}")
+            raise CommandError(f"no TofuEval task 1 or task 2 campaign in project {opts['project']!r}")
         out = {c.slug: results.results(c) for c in campaigns.order_by("slug")}
         self.stdout.write(json.dumps(out, indent=2, ensure_ascii=False))
