@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "annotation.corpus",
     "annotation.protocols",
     "annotation.agreement",
+    "annotation.llm",
     "annotation.api",
 ]
 

@@ -30,5 +30,6 @@ urlpatterns = [
     path("", include("annotation.corpus.urls")),
     path("", include("annotation.agreement.urls")),
     path("", include("annotation.protocols.urls")),
+    path("", include("annotation.llm.urls")),
     path("api/", include("annotation.api.urls")),
 ]

@@ -1,0 +1,93 @@
+from decimal import Decimal
+
+from django import forms
+
+from annotation.llm.models import Endpoint, Job, Prompt
+from annotation.protocols.models import Campaign
+
+
+class EndpointForm(forms.ModelForm):
+    class Meta:
+        model = Endpoint
+        fields = [
+            "name",
+            "kind",
+            "base_url",
+            "model",
+            "key_env",
+            "timeout_seconds",
+            "max_concurrency",
+            "requests_per_minute",
+            "price_input_per_1k",
+            "price_output_per_1k",
+            "is_active",
+        ]
+        labels = {
+            "base_url": "Base URL",
+            "key_env": "Key variable",
+            "price_input_per_1k": "Price per 1k input tokens (USD)",
+            "price_output_per_1k": "Price per 1k output tokens (USD)",
+        }
+        help_texts = {
+            "base_url": "E.g. https://api.openai.com/v1, http://vllm:8000/v1 or http://127.0.0.1:11434/v1 (Ollama).",
+            "name": "A short slug, e.g. gpt-4o-mini or local-llama.",
+        }
+
+
+class PromptForm(forms.Form):
+    """Editing a prompt saves a new version; `based_on` catches a concurrent edit."""
+
+    name = forms.CharField(max_length=200)
+    system = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    template = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}))
+    note = forms.CharField(max_length=500, label="What changed", help_text="Kept with the new version.")
+    based_on = forms.IntegerField(widget=forms.HiddenInput)
+
+
+class JobForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[(k, label) for k, label in Job.Kind.choices if k in ("topics", "summaries", "judge")]
+    )
+    endpoint = forms.ModelChoiceField(queryset=Endpoint.objects.filter(is_active=True))
+    prompt = forms.ModelChoiceField(
+        queryset=Prompt.objects.all(),
+        required=False,
+        help_text="Empty: the newest version of the kind's default prompt. The offline baseline uses no prompt.",
+    )
+    n = forms.IntegerField(min_value=1, max_value=10, initial=3, label="Topics per document")
+    temperature = forms.FloatField(
+        min_value=0, max_value=2, required=False, help_text="Empty: 0.7 for summaries, 0 otherwise."
+    )
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.none(), required=False, help_text="Judge: only the summaries of this campaign."
+    )
+    budget_usd = forms.DecimalField(
+        min_value=Decimal("0.0001"),
+        max_digits=12,
+        decimal_places=4,
+        required=False,
+        label="Budget (USD)",
+        help_text="The job stops when its cost reaches this.",
+    )
+
+    def __init__(self, data=None, *, project):
+        super().__init__(data)
+        self.fields["campaign"].queryset = Campaign.objects.filter(project=project)
+
+    def params(self) -> dict:
+        data = self.cleaned_data
+        params = {}
+        if data["kind"] == Job.Kind.TOPICS:
+            params["n"] = data["n"]
+        if data.get("temperature") is not None:
+            params["temperature"] = data["temperature"]
+        if data["kind"] == Job.Kind.JUDGE and data.get("campaign"):
+            params["campaign"] = data["campaign"].pk
+        return params
+
+
+class ResumeForm(forms.Form):
+    retry_failed = forms.BooleanField(required=False, label="Also retry the failed units")
+    budget_usd = forms.DecimalField(
+        min_value=Decimal("0.0001"), max_digits=12, decimal_places=4, required=False, label="New budget (USD)"
+    )

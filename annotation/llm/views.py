@@ -1,0 +1,212 @@
+"""LLM pages. Endpoints and prompts are instance-wide: staff and project leads configure them
+(only they and the command line can set a base URL). Jobs belong to a project and its leads."""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotation.llm import forms, kinds, prompts, services
+from annotation.llm.models import Endpoint, Job, Prompt, Unit
+from annotation.projects.decorators import project_view
+from annotation.projects.models import Membership, Project, Role
+
+FAILURES_SHOWN = 50
+
+
+def led_projects(user):
+    if user.is_staff:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user, memberships__role=Role.LEAD, memberships__is_external=False)
+
+
+def llm_manager(view):
+    """Staff and leads of any project; everyone else gets 404."""
+
+    @wraps(view)
+    @login_required
+    def wrapper(request, *args, **kwargs):
+        if not (request.user.is_staff or led_projects(request.user).exists()):
+            raise Http404("No such page.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+# -- endpoints ----------------------------------------------------------------------------------
+@require_http_methods(["GET", "POST"])
+@llm_manager
+def endpoints(request):
+    form = forms.EndpointForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        endpoint = form.save(commit=False)
+        endpoint.created_by = request.user
+        endpoint.save()
+        messages.success(request, f"Endpoint {endpoint.name} added.")
+        return redirect("llm:endpoints")
+    rows = Endpoint.objects.annotate(job_count=Count("jobs"))
+    context = {"endpoints": rows, "form": form}
+    return render(request, "llm/endpoints.html", context, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "POST"])
+@llm_manager
+def endpoint_edit(request, pk):
+    endpoint = get_object_or_404(Endpoint, pk=pk)
+    form = forms.EndpointForm(request.POST or None, instance=endpoint)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Endpoint {endpoint.name} saved.")
+        return redirect("llm:endpoints")
+    return render(
+        request, "llm/endpoint_edit.html", {"endpoint": endpoint, "form": form}, status=400 if form.errors else 200
+    )
+
+
+# -- prompts ------------------------------------------------------------------------------------
+@require_GET
+@llm_manager
+def prompt_list(request):
+    latest = {}
+    for prompt in Prompt.objects.order_by("slug", "-version"):
+        latest.setdefault(prompt.slug, prompt)
+    return render(request, "llm/prompts.html", {"prompts": list(latest.values())})
+
+
+@require_http_methods(["GET", "POST"])
+@llm_manager
+def prompt_detail(request, slug):
+    versions = list(Prompt.objects.filter(slug=slug).order_by("-version").annotate(job_count=Count("jobs")))
+    if not versions:
+        raise Http404("No such prompt.")
+    shown = versions[0]
+    if request.GET.get("version", "").isdigit():
+        shown = next((p for p in versions if p.version == int(request.GET["version"])), shown)
+    latest = versions[0]
+    initial = {"name": latest.name, "system": latest.system, "template": latest.template, "based_on": latest.version}
+    form = forms.PromptForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.new_prompt_version(slug=slug, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            for field, problems in (
+                error.message_dict.items() if hasattr(error, "error_dict") else [(None, error.messages)]
+            ):
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Saved as version {created.version}.")
+            return redirect("llm:prompt", slug=slug)
+    projects = led_projects(request.user).order_by("name")
+    chosen = projects.filter(slug=request.GET.get("project")).first() or projects.first()
+    preview = None
+    if chosen is not None:
+        found = kinds.preview_values(shown.kind, chosen)
+        if found:
+            values, what = found
+            try:
+                preview = {"messages": prompts.messages(shown, values), "what": what}
+            except prompts.MissingValue as error:
+                preview = {"error": str(error), "what": what}
+    context = {
+        "prompt": shown,
+        "latest": latest,
+        "versions": versions,
+        "form": form,
+        "projects": projects,
+        "chosen": chosen,
+        "preview": preview,
+        "available": sorted(prompts.AVAILABLE.get(latest.kind, ())),
+    }
+    return render(request, "llm/prompt.html", context, status=400 if form.errors else 200)
+
+
+# -- jobs ---------------------------------------------------------------------------------------
+@require_http_methods(["GET", "POST"])
+@project_view(Membership.can_manage)
+def job_list(request, project, membership):
+    form = forms.JobForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = services.create_job(
+                project=project,
+                kind=data["kind"],
+                endpoint=data["endpoint"],
+                prompt=data["prompt"],
+                params=form.params(),
+                budget_usd=data["budget_usd"],
+                user=request.user,
+            )
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"{job} started: {job.units.count()} units.")
+            return redirect("llm:job", slug=project.slug, pk=job.pk)
+    jobs = (
+        Job.objects.filter(project=project)
+        .select_related("endpoint", "prompt")
+        .annotate(
+            total=Count("units"),
+            done=Count("units", filter=Q(units__status=Unit.Status.DONE)),
+            failed=Count("units", filter=Q(units__status=Unit.Status.FAILED)),
+        )
+    )
+    context = {"project": project, "membership": membership, "jobs": jobs, "form": form}
+    return render(request, "llm/jobs.html", context, status=400 if form.errors else 200)
+
+
+@require_GET
+@project_view(Membership.can_manage)
+def job_detail(request, project, membership, pk):
+    """The job page; htmx polls its status partial every 2 s and stops (286) once the job is over."""
+    job = get_object_or_404(Job.objects.select_related("endpoint", "prompt", "created_by"), project=project, pk=pk)
+    context = {
+        "project": project,
+        "membership": membership,
+        "job": job,
+        "progress": services.progress(job),
+        "failures": job.units.filter(status=Unit.Status.FAILED).order_by("key")[:FAILURES_SHOWN],
+        "retrying": job.units.filter(status=Unit.Status.RUNNING).exclude(error="").order_by("key")[:10],
+        "resume_form": forms.ResumeForm(),
+    }
+    if request.htmx:
+        response = render(request, "llm/job.html#status", context)
+        return response if job.is_open() else HttpResponseStopPolling(response.content)
+    return render(request, "llm/job.html", context)
+
+
+@require_POST
+@project_view(Membership.can_manage)
+def job_cancel(request, project, membership, pk):
+    job = get_object_or_404(Job, project=project, pk=pk)
+    try:
+        services.cancel(job=job)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"{job} cancelled.")
+    return redirect("llm:job", slug=project.slug, pk=job.pk)
+
+
+@require_POST
+@project_view(Membership.can_manage)
+def job_resume(request, project, membership, pk):
+    job = get_object_or_404(Job, project=project, pk=pk)
+    form = forms.ResumeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.resume(job=job, **form.cleaned_data)
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(request, f"{job} resumed.")
+    else:
+        messages.error(request, "Check the budget: " + " ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("llm:job", slug=project.slug, pk=job.pk)
