@@ -36,7 +36,29 @@ def final_labels(campaign: Campaign) -> dict[tuple[str, str], list]:
     decided = Adjudication.objects.filter(item__campaign=campaign, dimension__in=DIMENSIONS)
     for r in decided.values("dimension", "target", "value", "item_id"):
         values[(r["dimension"], unit(r))] = [r["value"]]
+    if campaign.protocol == Protocol.TOFUEVAL_TASK1:
+        for r in completeness_elsewhere(campaign).values("target", "value"):
+            values[("completeness", r["target"])].append(r["value"])
     return values
+
+
+def completeness_elsewhere(campaign: Campaign):
+    """Task 2 judgments of this task 1 campaign's summaries, from the project's task 2 campaigns:
+    one Table 6 needs both tasks, which TofuEval ran separately on the same summaries."""
+    return Judgment.objects.filter(
+        dimension="completeness",
+        assignment__stage="annotate",
+        assignment__item__campaign__project_id=campaign.project_id,
+        assignment__item__campaign__protocol=Protocol.TOFUEVAL_TASK2,
+        summary__items__campaign=campaign,
+    ).distinct()
+
+
+def completeness_sources(campaign: Campaign) -> list[str]:
+    if campaign.protocol != Protocol.TOFUEVAL_TASK1:
+        return []
+    names = completeness_elsewhere(campaign).values_list("assignment__item__campaign__name", flat=True)
+    return sorted(set(names))
 
 
 def unit(row: dict) -> str:
@@ -120,6 +142,7 @@ def results(campaign: Campaign) -> dict:
             grouped[tuple(sorted(key_of(r).items()))].append(r)
         tables[table] = [aggregate(g, **dict(k)) for k, g in sorted(grouped.items())]
     tables["overall"] = aggregate(rows)
+    tables["completeness_from"] = completeness_sources(campaign)
     tables["error_types"] = distribution(campaign, "error_types")
     tables["topic_categories"] = distribution(campaign, "topic_category")
     return tables

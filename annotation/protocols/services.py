@@ -90,4 +90,5 @@ def record_judgment(
 
 
 def next_open(*, campaign, user) -> Assignment | None:
-    return Assignment.objects.open_for(user).filter(item__campaign=campaign).order_by("status", "item__key").first()
+    queue = Assignment.objects.open_for(user).filter(item__campaign=campaign, stage="annotate")
+    return queue.order_by("status", "item__key").first()

@@ -238,3 +238,16 @@ def test_task2_labels_round_trip_through_export_jsonl(task, annotator, tmp_path)
     second = tmp_path / "second.jsonl"
     call_command("export_jsonl", project="copy", out=str(second))
     assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8").replace('"demo"', '"copy"')
+
+
+def test_task1_results_take_completeness_from_task2_on_the_same_summaries(task, annotator, project):
+    full, vague = task["summaries"]
+    assignment = committed(task["mine"], "Meeting at 4 pm", "Ben brings tickets")
+    draft = assignment.draft | {f"c-{full.pk}-1": "on", f"none-{vague.pk}": "on"}
+    tofueval_task2.submit(assignment=assignment, draft=draft, client_token="", user=annotator)
+    task1 = Campaign.objects.create(project=project, slug="t1", name="Task 1", protocol=Protocol.TOFUEVAL_TASK1)
+    item = Item.objects.create(campaign=task1, key="i1", document=full.document, topic=full.topic)
+    item.summaries.set([full])  # only one of the two summaries is in task 1
+    tables = results.results(task1)
+    assert tables["completeness_from"] == ["Task 2"]
+    assert tables["overall"]["completeness_mean"] == 0.5 and tables["overall"]["n_summaries"] == 1
