@@ -18,6 +18,7 @@ from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Project, Role
 
 FAILURES_SHOWN = 50
+OUTPUTS_SHOWN = 20
 
 
 def led_projects(user):
@@ -174,6 +175,7 @@ def job_detail(request, project, membership, pk):
         "progress": services.progress(job),
         "failures": job.units.filter(status=Unit.Status.FAILED).order_by("key")[:FAILURES_SHOWN],
         "retrying": job.units.filter(status=Unit.Status.RUNNING).exclude(error="").order_by("key")[:10],
+        "outputs": job.units.filter(status=Unit.Status.DONE).order_by("finished_at", "pk")[:OUTPUTS_SHOWN],
         "resume_form": forms.ResumeForm(),
     }
     if request.htmx:
