@@ -184,6 +184,8 @@ def check(*, kind: str, endpoint, prompt: Prompt | None) -> None:
         raise ValidationError({"endpoint": "The offline baseline can generate topics and summaries, not judge."})
     if not endpoint.is_active:
         raise ValidationError({"endpoint": "This endpoint is switched off."})
+    if prompt is None and not endpoint.is_baseline():
+        raise ValidationError({"prompt": "Choose a prompt: this kind has no default prompt in the database."})
     if prompt is not None and prompt.kind not in PROMPT_KINDS[kind]:
         raise ValidationError({"prompt": f"A {prompt.get_kind_display()} prompt cannot drive a {kind} job."})
 
