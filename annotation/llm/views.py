@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from annotation.llm import forms, kinds, prompts, services
+from annotation.llm import forms, judging, kinds, prompts, services
 from annotation.llm.models import Endpoint, Job, Prompt, Unit
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Project, Role
@@ -178,6 +178,8 @@ def job_detail(request, project, membership, pk):
         "outputs": job.units.filter(status=Unit.Status.DONE).order_by("finished_at", "pk")[:OUTPUTS_SHOWN],
         "resume_form": forms.ResumeForm(),
     }
+    if job.kind == Job.Kind.JUDGE and context["progress"]["done"]:
+        context["scores"] = judging.judge_scores(job)
     if request.htmx:
         response = render(request, "llm/job.html#status", context)
         return response if job.is_open() else HttpResponseStopPolling(response.content)

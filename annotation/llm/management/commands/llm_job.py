@@ -5,7 +5,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.llm import services
+from annotation.llm import judging, services
 from annotation.llm.models import Endpoint, Job, Prompt
 from annotation.projects.models import Project
 
@@ -67,7 +67,10 @@ class Command(BaseCommand):
             if not job.is_open() or (deadline and time.monotonic() > deadline):
                 break
             time.sleep(1)
-        self.stdout.write(json.dumps(summary(job, progress)))
+        out = summary(job, progress)
+        if job.kind == Job.Kind.JUDGE:
+            out["scores"] = judging.judge_scores(job)
+        self.stdout.write(json.dumps(out))
         if job.is_open():
             raise CommandError("gave up waiting; the job goes on")
 
