@@ -94,7 +94,7 @@ def enqueue(*, job_id: int, stale_before=None) -> int:
 def claim(unit_id: int) -> Unit | None:
     """Mark a unit running (again), or None when there is nothing to do for it."""
     with transaction.atomic():
-        unit = Unit.objects.select_for_update().select_related("job__endpoint", "job__prompt").get(pk=unit_id)
+        unit = Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit_id)
         job = unit.job
         if unit.status in FINAL:
             return None
@@ -144,7 +144,7 @@ def run_unit(*, unit_id: int) -> str:
 def finish(unit: Unit, *, status: str, completion=None, result=None, error: str = "") -> str:
     """Record a unit's outcome once, write its artefacts, and settle the job."""
     with transaction.atomic():
-        locked = Unit.objects.select_for_update().select_related("job__endpoint", "job__prompt").get(pk=unit.pk)
+        locked = Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit.pk)
         if locked.status in FINAL:
             return "skipped"
         job = locked.job
