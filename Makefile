@@ -24,7 +24,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py load_demo
 	@echo "Serving http://$(HOST):$(PORT)/ (worker running beside it; Ctrl-C stops both)"
 	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/celery -A annotation worker --pool=solo --loglevel=warning & \
+	$(BIN)/celery -A annotation worker --pool=solo --beat --loglevel=warning & \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: $(STAMP)
