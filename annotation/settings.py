@@ -157,6 +157,9 @@ CELERY_BEAT_SCHEDULE = {
     "llm-reconcile": {"task": "annotation.llm.tasks.reconcile", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# An LLM unit nobody has touched for this long is re-enqueued by the reconciler (a killed worker's
+# message waits for Redis' visibility timeout, an hour, otherwise). Longer than any endpoint timeout.
+LLM_STUCK_AFTER_SECONDS = int(os.environ.get("LLM_STUCK_AFTER_SECONDS", "600"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 WINDOW = 60.0
-SLOT_MARGIN = 30.0  # a slot outlives its request's timeout by this much before it is reclaimed
+SLOT_MARGIN = 5.0  # a slot outlives its request's timeout by this much before it is reclaimed
 
 ACQUIRE = """
 local slots, rate = KEYS[1], KEYS[2]

@@ -12,6 +12,7 @@ import random
 from datetime import timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q, Sum
@@ -23,7 +24,6 @@ from annotation.llm.models import Endpoint, Job, Prompt, Unit
 MAX_ATTEMPTS = 5  # provider calls per unit before it fails for good
 BACKOFF_BASE = 2.0  # seconds; doubled per attempt, capped, plus full jitter
 BACKOFF_CAP = 120.0
-STUCK_AFTER = timedelta(minutes=10)
 FINAL = (Unit.Status.DONE, Unit.Status.FAILED, Unit.Status.CANCELLED)
 OPEN = (Unit.Status.PENDING, Unit.Status.RUNNING)
 
@@ -94,7 +94,9 @@ def enqueue(*, job_id: int, stale_before=None) -> int:
 def claim(unit_id: int) -> Unit | None:
     """Mark a unit running (again), or None when there is nothing to do for it."""
     with transaction.atomic():
-        unit = Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit_id)
+        unit = (
+            Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit_id)
+        )
         job = unit.job
         if unit.status in FINAL:
             return None
@@ -144,7 +146,9 @@ def run_unit(*, unit_id: int) -> str:
 def finish(unit: Unit, *, status: str, completion=None, result=None, error: str = "") -> str:
     """Record a unit's outcome once, write its artefacts, and settle the job."""
     with transaction.atomic():
-        locked = Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit.pk)
+        locked = (
+            Unit.objects.select_for_update(of=("self",)).select_related("job__endpoint", "job__prompt").get(pk=unit.pk)
+        )
         if locked.status in FINAL:
             return "skipped"
         job = locked.job
@@ -232,9 +236,9 @@ def resume(*, job: Job, retry_failed: bool = False, budget_usd: Decimal | None =
 
 
 def reconcile(*, now=None) -> int:
-    """Re-enqueue units of open jobs that nobody has touched for STUCK_AFTER (a lost message, a
+    """Re-enqueue units of open jobs nobody has touched for LLM_STUCK_AFTER_SECONDS (a lost message, a
     worker killed mid-call); close jobs whose units are all final. Runs periodically."""
-    stale_before = (now or timezone.now()) - STUCK_AFTER
+    stale_before = (now or timezone.now()) - timedelta(seconds=settings.LLM_STUCK_AFTER_SECONDS)
     sent = 0
     for job_id in Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).values_list("pk", flat=True):
         sent += enqueue(job_id=job_id, stale_before=stale_before)
