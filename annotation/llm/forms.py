@@ -54,7 +54,13 @@ class JobForm(forms.Form):
         required=False,
         help_text="Empty: the newest version of the kind's default prompt. The offline baseline uses no prompt.",
     )
-    n = forms.IntegerField(min_value=1, max_value=10, initial=3, label="Topics per document")
+    n = forms.IntegerField(
+        min_value=1,
+        max_value=60,
+        required=False,
+        label="How many",
+        help_text="Topics per document (3) or edits per seed (30).",
+    )
     temperature = forms.FloatField(
         min_value=0, max_value=2, required=False, help_text="Empty: 0.7 for summaries, 0 otherwise."
     )
@@ -77,7 +83,7 @@ class JobForm(forms.Form):
     def params(self) -> dict:
         data = self.cleaned_data
         params = {}
-        if data["kind"] == Job.Kind.TOPICS:
+        if data["kind"] in (Job.Kind.TOPICS, Job.Kind.EDITS) and data.get("n"):
             params["n"] = data["n"]
         if data.get("temperature") is not None:
             params["temperature"] = data["temperature"]

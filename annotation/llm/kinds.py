@@ -14,21 +14,25 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 
 from annotation.corpus import text as textlib
-from annotation.corpus.models import Document, Origin, Summary, SummarySentence, Topic
-from annotation.llm import parsing, prompts, providers
+from annotation.corpus.models import Document, EditedSummary, Origin, SeedSummary, Summary, SummarySentence, Topic
+from annotation.llm import offline, parsing, prompts, providers, worddiff
 from annotation.llm.models import Job, Prompt, PromptKind
 
 DEFAULT_PROMPTS = {
     Job.Kind.TOPICS: "tofueval-topics",
     Job.Kind.SUMMARIES: "tofueval-summary",
     Job.Kind.JUDGE: "tofueval-judge-sentence",
+    Job.Kind.EDITS: "summedits-edit-inconsistent",
+    Job.Kind.EDIT_TYPES: "summedits-edit-types",
 }
 PROMPT_KINDS = {
     Job.Kind.TOPICS: {PromptKind.TOPICS},
     Job.Kind.SUMMARIES: {PromptKind.SUMMARY},
     Job.Kind.JUDGE: {PromptKind.JUDGE_SENTENCE, PromptKind.JUDGE_SUMMARY, PromptKind.SUMMEDITS_JUDGE},
+    Job.Kind.EDITS: {PromptKind.EDIT_INCONSISTENT},
+    Job.Kind.EDIT_TYPES: {PromptKind.EDIT_TYPES},
 }
-OFFLINE_KINDS = {Job.Kind.TOPICS, Job.Kind.SUMMARIES}
+OFFLINE_KINDS = {Job.Kind.TOPICS, Job.Kind.SUMMARIES, Job.Kind.EDITS}
 
 
 def provenance(job: Job, unit, extra: dict | None = None) -> dict:
@@ -157,6 +161,115 @@ def parse_judge(job: Job, unit, text: str) -> dict:
     return parsing.judge(text, explain=explains(job.prompt))
 
 
+# -- edits (SummEdits section 5): about 30 minor edits of each seed, both labels -----------------
+def edit_units(job: Job) -> list[tuple[str, dict]]:
+    seeds = SeedSummary.objects.filter(summary__project=job.project, summary__document__text_missing=False)
+    if job.params.get("seeds"):
+        seeds = seeds.filter(pk__in=job.params["seeds"])
+    out = []
+    for pk in seeds.order_by("pk").values_list("pk", flat=True):
+        if job.endpoint.is_baseline():  # the rules give both kinds in one go
+            out.append((f"seed:{pk}", {"seed": pk, "expected": "both"}))
+        else:
+            out += [(f"seed:{pk}/{label}", {"seed": pk, "expected": label}) for label in ("consistent", "inconsistent")]
+    return out
+
+
+def edits_per_unit(job: Job, unit) -> int:
+    n = int(job.params.get("n", 30))
+    return n if unit.payload["expected"] == "both" else (n + 1) // 2
+
+
+def ask_edits(job: Job, unit, call):
+    seed = SeedSummary.objects.select_related("summary__document").get(pk=unit.payload["seed"]).summary
+    n = edits_per_unit(job, unit)
+    if job.endpoint.is_baseline():
+        made = offline.edits(seed.text, seed.document.text, n=n, rng_seed=job.pk)
+        text = "\n".join(f"{i}. {e.text}" for i, e in enumerate(made, 1))
+        rules = {e.text: {"rule": e.kind, "expected": e.expected, "rule_note": e.note} for e in made}
+        return providers.Completion(text=text, meta={"rules": rules})
+    prompt = (
+        job.prompt
+        if unit.payload["expected"] == "inconsistent"
+        else Prompt.objects.get(pk=job.params["consistent_prompt"])
+    )
+    values = {"document": seed.document.text, "seed": seed.text, "n": n}
+    return call(prompts.messages(prompt, values), temperature=float(job.params.get("temperature", 0.7)))
+
+
+def parse_edits(job: Job, unit, text: str) -> dict:
+    seed = SeedSummary.objects.select_related("summary").get(pk=unit.payload["seed"]).summary
+    accepted, refused = parsing.edits(text, seed=seed.text, n=edits_per_unit(job, unit))
+    if not accepted:
+        reasons = "; ".join(r["reason"] for r in refused[:3]) or "no edits"
+        raise parsing.ParseError(f"no acceptable edit ({reasons})")
+    return {"edits": accepted, "refused": refused}
+
+
+def write_edits(job: Job, unit, result: dict) -> None:
+    """Each new edit becomes a Summary (same document and topic as its seed) and an
+    EditedSummary; an edit identical to one the seed already has is skipped."""
+    seed = SeedSummary.objects.select_related("summary__document", "summary__topic").get(pk=unit.payload["seed"])
+    existing = set(Summary.objects.filter(edit__seed=seed).values_list("text", flat=True)) | {seed.summary.text}
+    rules = (result.get("meta") or {}).get("rules", {})
+    baseline = job.endpoint.is_baseline()
+    for k, text in enumerate(result["edits"], 1):
+        if text in existing:
+            continue
+        existing.add(text)
+        extra = rules.get(text) or {"expected": unit.payload["expected"]}
+        summary = Summary.objects.create(
+            project=job.project,
+            document=seed.summary.document,
+            topic=seed.summary.topic,
+            external_id=f"{seed.summary.external_id}/llm-{job.pk}-{unit.key.rsplit('/', 1)[-1]}-{k}"[:255],
+            system="offline-baseline" if baseline else job.endpoint.model,
+            origin=Origin.BASELINE if baseline else Origin.LLM,
+            text=text,
+            provenance=provenance(job, unit, extra),
+        )
+        EditedSummary.objects.create(summary=summary, seed=seed)
+        SummarySentence.objects.bulk_create(
+            SummarySentence(summary=summary, index=s.index, start=s.start, end=s.end, text=s.text)
+            for s in textlib.split_sentences(text)
+        )
+
+
+# -- edit types (SummEdits section 6.3): tag an edit over its <ins>/<del> diff ----------------------
+def edit_type_units(job: Job) -> list[tuple[str, dict]]:
+    edits = EditedSummary.objects.filter(summary__project=job.project)
+    if job.params.get("seeds"):
+        edits = edits.filter(seed__in=job.params["seeds"])
+    return [(f"edit:{pk}", {"edit": pk}) for pk in edits.order_by("pk").values_list("summary_id", flat=True)]
+
+
+def ask_edit_types(job: Job, unit, call):
+    edit = EditedSummary.objects.select_related("summary__document", "seed__summary").get(
+        summary_id=unit.payload["edit"]
+    )
+    seed, text = edit.seed.summary.text, edit.summary.text
+    values = {
+        "diff": worddiff.to_markup(worddiff.diff(seed, text)),
+        "document": edit.summary.document.text,
+        "seed": seed,
+        "edit": text,
+    }
+    return call(prompts.messages(job.prompt, values), temperature=0.0)
+
+
+def parse_edit_types(job: Job, unit, text: str) -> dict:
+    return {"types": parsing.edit_types(text)}
+
+
+def write_edit_types(job: Job, unit, result: dict) -> None:
+    """The LLM's tags go on the edit's provenance (a reviewer's tags are Judgments)."""
+    summary = Summary.objects.select_for_update().get(pk=unit.payload["edit"])
+    tags = summary.provenance.get("llm_edit_types", {})
+    tags[str(job.pk)] = {"types": result["types"], "model": job.endpoint.model, "prompt": str(job.prompt)}
+    summary.provenance = {**summary.provenance, "llm_edit_types": tags}
+    summary.save(update_fields=["provenance"])
+
+
 def write_nothing(job: Job, unit, result: dict) -> None:
     """Judge labels stay on the unit (unit.result): they are predictions, not people's labels."""
 
@@ -173,6 +286,8 @@ KINDS = {
     Job.Kind.TOPICS: Kind(topic_units, ask_topics, parse_topics, write_topics),
     Job.Kind.SUMMARIES: Kind(summary_units, ask_summaries, parse_summaries, write_summaries),
     Job.Kind.JUDGE: Kind(judge_units, ask_judge, parse_judge, write_nothing),
+    Job.Kind.EDITS: Kind(edit_units, ask_edits, parse_edits, write_edits),
+    Job.Kind.EDIT_TYPES: Kind(edit_type_units, ask_edit_types, parse_edit_types, write_edit_types),
 }
 
 
@@ -188,6 +303,18 @@ def check(*, kind: str, endpoint, prompt: Prompt | None) -> None:
         raise ValidationError({"prompt": "Choose a prompt: this kind has no default prompt in the database."})
     if prompt is not None and prompt.kind not in PROMPT_KINDS[kind]:
         raise ValidationError({"prompt": f"A {prompt.get_kind_display()} prompt cannot drive a {kind} job."})
+
+
+def complete_params(kind: str, endpoint, params: dict) -> dict:
+    """Fix at creation what a job will use, so that its provenance cannot drift: SummEdits edits
+    use two prompts, the inconsistent one as the job's prompt and this consistent one."""
+    params = dict(params)
+    if kind == Job.Kind.EDITS and not endpoint.is_baseline() and not params.get("consistent_prompt"):
+        consistent = Prompt.objects.filter(slug="summedits-edit-consistent").order_by("-version").first()
+        if consistent is None:
+            raise ValidationError({"prompt": "The consistent-edit prompt is missing."})
+        params["consistent_prompt"] = consistent.pk
+    return params
 
 
 def default_prompt(kind: str) -> Prompt | None:

@@ -21,6 +21,7 @@ class Completion:
     output_tokens: int = 0
     latency_ms: int = 0
     finish_reason: str = ""
+    meta: dict | None = None  # what the offline rules know about their output (JSON-able)
 
 
 class ProviderError(Exception):

@@ -24,15 +24,18 @@ from django.conf import settings
 WINDOW = 60.0
 SLOT_MARGIN = 5.0  # a slot outlives its request's timeout by this much before it is reclaimed
 
+BUSY_HINT = 0.2  # seconds to wait for a concurrency slot: requests end at any moment
+
 ACQUIRE = """
 local slots, rate = KEYS[1], KEYS[2]
 local now, expires, token = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local max_slots, rpm, window = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local BUSY_HINT = tonumber(ARGV[7])
 redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', rate, '-inf', now - window)
 if redis.call('ZCARD', slots) >= max_slots then
   local soonest = redis.call('ZRANGE', slots, 0, 0, 'WITHSCORES')
-  return {0, tostring(math.min(tonumber(soonest[2]) - now, 1.0))}
+  return {0, tostring(math.min(tonumber(soonest[2]) - now, BUSY_HINT))}
 end
 if redis.call('ZCARD', rate) >= rpm then
   local oldest = redis.call('ZRANGE', rate, 0, 0, 'WITHSCORES')
@@ -76,7 +79,15 @@ class RedisLimiter:
         token = uuid.uuid4().hex
         ok, value = self.script(
             keys=[limits.key + ":slots", limits.key + ":rate"],
-            args=[now, now + limits.slot_seconds, token, limits.max_concurrency, limits.requests_per_minute, WINDOW],
+            args=[
+                now,
+                now + limits.slot_seconds,
+                token,
+                limits.max_concurrency,
+                limits.requests_per_minute,
+                WINDOW,
+                BUSY_HINT,
+            ],
         )
         value = value.decode() if isinstance(value, bytes) else value
         return (value, 0.0) if int(ok) == 1 else (None, max(float(value), 0.05))
@@ -104,7 +115,7 @@ class LocalLimiter:
             while rate and rate[0] <= now - WINDOW:
                 rate.popleft()
             if len(slots) >= limits.max_concurrency:
-                return None, max(min(min(slots.values()) - now, 1.0), 0.05)
+                return None, max(min(min(slots.values()) - now, BUSY_HINT), 0.05)
             if len(rate) >= limits.requests_per_minute:
                 return None, max(rate[0] + WINDOW - now, 0.05)
             token = uuid.uuid4().hex

@@ -9,6 +9,7 @@ retry with backoff and jitter.
 """
 
 import random
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -22,6 +23,7 @@ from annotation.llm import kinds, parsing, providers, ratelimit
 from annotation.llm.models import Endpoint, Job, Prompt, Unit
 
 MAX_ATTEMPTS = 5  # provider calls per unit before it fails for good
+BUSY_WAIT_IN_TASK = 2.0  # seconds a task waits for a free slot before it retries later
 BACKOFF_BASE = 2.0  # seconds; doubled per attempt, capped, plus full jitter
 BACKOFF_CAP = 120.0
 FINAL = (Unit.Status.DONE, Unit.Status.FAILED, Unit.Status.CANCELLED)
@@ -59,7 +61,7 @@ def create_job(
         kind=kind,
         endpoint=endpoint,
         prompt=None if endpoint.is_baseline() else prompt,
-        params=params or {},
+        params=kinds.complete_params(kind, endpoint, params or {}),
         budget_usd=budget_usd,
         created_by=user,
     )
@@ -122,9 +124,7 @@ def run_unit(*, unit_id: int) -> str:
 
     def call(messages, *, temperature: float = 0.0, max_tokens: int = 1024):
         limits = ratelimit.limits_of(job.endpoint)
-        token, wait = ratelimit.limiter().acquire(limits)
-        if token is None:
-            raise Busy(wait)
+        token = wait_for_slot(limits)
         try:
             Unit.objects.filter(pk=unit.pk).update(attempts=unit.attempts + 1)
             unit.attempts += 1
@@ -138,9 +138,25 @@ def run_unit(*, unit_id: int) -> str:
         return finish(unit, status=Unit.Status.FAILED, error=str(error))
     try:
         result = kind.parse(job, unit, completion.text)
+        if completion.meta:
+            result = {**result, "meta": completion.meta}
     except parsing.ParseError as error:
         return finish(unit, status=Unit.Status.FAILED, completion=completion, error=f"Invalid output: {error}")
     return finish(unit, status=Unit.Status.DONE, completion=completion, result=result)
+
+
+def wait_for_slot(limits) -> str:
+    """A slot of the endpoint, waiting in the task for up to BUSY_WAIT_IN_TASK seconds (a slot
+    frees as soon as any request ends); beyond that, Busy makes the task retry later instead of
+    holding its worker (a rate window can take up to a minute to open)."""
+    deadline = time.monotonic() + BUSY_WAIT_IN_TASK
+    while True:
+        token, wait = ratelimit.limiter().acquire(limits)
+        if token is not None:
+            return token
+        if time.monotonic() + wait > deadline:
+            raise Busy(wait)
+        time.sleep(wait * random.uniform(0.5, 1.0))
 
 
 def finish(unit: Unit, *, status: str, completion=None, result=None, error: str = "") -> str:
