@@ -67,6 +67,15 @@ class JobForm(forms.Form):
     campaign = forms.ModelChoiceField(
         queryset=Campaign.objects.none(), required=False, help_text="Judge: only the summaries of this campaign."
     )
+    rounds = forms.IntegerField(
+        min_value=1, max_value=10, initial=3, required=False, help_text="Debate: at most this many rounds."
+    )
+    debates = forms.IntegerField(
+        min_value=1, max_value=10, initial=1, required=False, help_text="Debate: simultaneous debates per sentence."
+    )
+    aggregate = forms.ChoiceField(
+        choices=[("debate", "by debate vote"), ("agent", "by agent vote")], required=False, label="Debates aggregated"
+    )
     budget_usd = forms.DecimalField(
         min_value=Decimal("0.0001"),
         max_digits=12,
@@ -87,7 +96,9 @@ class JobForm(forms.Form):
             params["n"] = data["n"]
         if data.get("temperature") is not None:
             params["temperature"] = data["temperature"]
-        if data["kind"] == Job.Kind.JUDGE and data.get("campaign"):
+        if data["kind"] == Job.Kind.DEBATE:
+            params |= {k: data[k] for k in ("rounds", "debates", "aggregate") if data.get(k)}
+        if data["kind"] in (Job.Kind.JUDGE, Job.Kind.DEBATE) and data.get("campaign"):
             params["campaign"] = data["campaign"].pk
         return params
 

@@ -8,6 +8,8 @@ A kind is four functions: `units(job)` lists (key, payload) pairs; `ask(job, uni
 artefacts idempotently (a unit written twice creates nothing new).
 """
 
+import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ DEFAULT_PROMPTS = {
     Job.Kind.JUDGE: "tofueval-judge-sentence",
     Job.Kind.EDITS: "summedits-edit-inconsistent",
     Job.Kind.EDIT_TYPES: "summedits-edit-types",
+    Job.Kind.DEBATE: "madisse-debate-agent",
 }
 PROMPT_KINDS = {
     Job.Kind.TOPICS: {PromptKind.TOPICS},
@@ -31,6 +34,7 @@ PROMPT_KINDS = {
     Job.Kind.JUDGE: {PromptKind.JUDGE_SENTENCE, PromptKind.JUDGE_SUMMARY, PromptKind.SUMMEDITS_JUDGE},
     Job.Kind.EDITS: {PromptKind.EDIT_INCONSISTENT},
     Job.Kind.EDIT_TYPES: {PromptKind.EDIT_TYPES},
+    Job.Kind.DEBATE: {PromptKind.DEBATE_AGENT},
 }
 OFFLINE_KINDS = {Job.Kind.TOPICS, Job.Kind.SUMMARIES, Job.Kind.EDITS}
 
@@ -142,7 +146,8 @@ def judge_units(job: Job) -> list[tuple[str, dict]]:
 
 
 def level(job: Job) -> str:
-    return "sentence" if job.prompt and job.prompt.kind == PromptKind.JUDGE_SENTENCE else "summary"
+    sentence_kinds = (PromptKind.JUDGE_SENTENCE, PromptKind.DEBATE_AGENT)
+    return "sentence" if job.prompt and job.prompt.kind in sentence_kinds else "summary"
 
 
 def explains(prompt: Prompt) -> bool:
@@ -270,6 +275,94 @@ def write_edit_types(job: Job, unit, result: dict) -> None:
     summary.save(update_fields=["provenance"])
 
 
+# -- debates (MADISSE): agents with alternating initial stances argue over a sentence ---------------
+DEBATE_DEFAULTS = {"agents": 4, "rounds": 3, "debates": 1, "adjudicators": 3, "aggregate": "debate"}
+
+
+def debate_settings(job: Job) -> dict:
+    return {k: job.params.get(k, v) for k, v in DEBATE_DEFAULTS.items()}
+
+
+def ask_debate(job: Job, unit, call):
+    """Run every debate of the unit; the Completion's text is the JSON transcript (kept as the
+    raw output), its tokens the sum over all calls. A turn that does not parse ends the unit
+    with the transcript so far and the reason."""
+    conf = debate_settings(job)
+    summary = Summary.objects.select_related("document").get(pk=unit.payload["summary"])
+    sentence = summary.sentences.get(pk=unit.payload["sentence"]).text
+    base = {"document": summary.document.text, "summary": summary.text, "sentence": sentence}
+    adjudicator = Prompt.objects.get(pk=job.params["adjudicator_prompt"])
+    usage = {"input": 0, "output": 0}
+
+    def ask(prompt, values):
+        completion = call(prompts.messages(prompt, values), temperature=float(job.params.get("temperature", 0.7)))
+        usage["input"] += completion.input_tokens
+        usage["output"] += completion.output_tokens
+        return completion.text
+
+    transcript = {"debates": []}
+    try:
+        for d in range(int(conf["debates"])):
+            debate = {"turns": []}
+            transcript["debates"].append(debate)  # kept, turn by turn, even if a turn fails
+            run_debate(debate, job.prompt, adjudicator, base, conf, d, random.Random(f"{job.pk}/{unit.key}/{d}"), ask)
+    except parsing.ParseError as error:
+        transcript["error"] = str(error)
+    text = json.dumps(transcript, ensure_ascii=False)
+    return providers.Completion(text=text, input_tokens=usage["input"], output_tokens=usage["output"])
+
+
+def run_debate(debate: dict, agent_prompt, adjudicator, base: dict, conf: dict, number: int, rng, ask) -> None:
+    """One debate, written into `debate` as it goes: alternating initial stances (the first
+    agent's flips from one debate to the next), rounds until all agree or R is reached, each
+    round reading the earlier arguments in a shuffled order; without agreement, adjudicators vote."""
+    stances = ["consistent" if (i + number) % 2 == 0 else "inconsistent" for i in range(int(conf["agents"]))]
+    debate["stances"] = stances
+    turns = debate["turns"]
+    this_round = []
+    for round_number in range(1, int(conf["rounds"]) + 1):
+        earlier = turns[:]
+        rng.shuffle(earlier)  # no agent always speaks first in what the others read
+        history = "\n".join(f"Agent {t['agent'] + 1}: {t['argument']} (verdict: {t['verdict']})" for t in earlier)
+        this_round = []
+        for agent, stance in enumerate(stances):
+            raw = ask(agent_prompt, base | {"stance": stance, "history": history or "(none yet)"})
+            turn = {"round": round_number, "agent": agent, "raw": raw}
+            debate["turns"].append(turn)
+            turn.update(parsing.debate_turn(raw))
+            this_round.append(turn["verdict"])
+        if len(set(this_round)) == 1:
+            debate["stopped"] = f"agreement after round {round_number}"
+            debate["verdict"] = this_round[0]
+            debate["final"] = this_round
+            return
+    debate["final"] = this_round
+    history = "\n".join(f"Agent {t['agent'] + 1}, round {t['round']}: {t['argument']}" for t in turns)
+    votes = debate["adjudicators"] = []
+    for _ in range(int(conf["adjudicators"])):
+        raw = ask(adjudicator, base | {"history": history})
+        votes.append({"raw": raw})
+        votes[-1]["verdict"] = parsing.verdict(raw)
+    debate["verdict"] = majority([v["verdict"] for v in votes])
+
+
+def majority(verdicts: list[str]) -> str:
+    """The more frequent verdict; a tie counts as inconsistent, as for people's labels."""
+    return "consistent" if verdicts.count("consistent") > verdicts.count("inconsistent") else "inconsistent"
+
+
+def parse_debate(job: Job, unit, text: str) -> dict:
+    transcript = json.loads(text)
+    if transcript.get("error"):
+        raise parsing.ParseError(transcript["error"])
+    debates = transcript["debates"]
+    if job.params.get("aggregate", "debate") == "agent":
+        label = majority([v for d in debates for v in d["final"]])
+    else:
+        label = majority([d["verdict"] for d in debates])
+    return {"label": label, "explanation": "", "verdicts": [d["verdict"] for d in debates]}
+
+
 def write_nothing(job: Job, unit, result: dict) -> None:
     """Judge labels stay on the unit (unit.result): they are predictions, not people's labels."""
 
@@ -288,6 +381,7 @@ KINDS = {
     Job.Kind.JUDGE: Kind(judge_units, ask_judge, parse_judge, write_nothing),
     Job.Kind.EDITS: Kind(edit_units, ask_edits, parse_edits, write_edits),
     Job.Kind.EDIT_TYPES: Kind(edit_type_units, ask_edit_types, parse_edit_types, write_edit_types),
+    Job.Kind.DEBATE: Kind(judge_units, ask_debate, parse_debate, write_nothing),
 }
 
 
@@ -314,6 +408,18 @@ def complete_params(kind: str, endpoint, params: dict) -> dict:
         if consistent is None:
             raise ValidationError({"prompt": "The consistent-edit prompt is missing."})
         params["consistent_prompt"] = consistent.pk
+    if kind == Job.Kind.DEBATE:
+        conf = {k: params.get(k, v) for k, v in DEBATE_DEFAULTS.items()}
+        if not (2 <= int(conf["agents"]) <= 8 and 1 <= int(conf["rounds"]) <= 10 and 1 <= int(conf["debates"]) <= 10):
+            raise ValidationError({"__all__": "A debate has 2-8 agents, 1-10 rounds and 1-10 simultaneous debates."})
+        if int(conf["adjudicators"]) % 2 == 0 or conf["aggregate"] not in ("debate", "agent"):
+            raise ValidationError({"__all__": "An odd number of adjudicators; aggregate by debate or by agent."})
+        params = params | conf
+        if not params.get("adjudicator_prompt"):
+            adjudicator = Prompt.objects.filter(slug="madisse-adjudicator").order_by("-version").first()
+            if adjudicator is None:
+                raise ValidationError({"prompt": "The adjudicator prompt is missing."})
+            params["adjudicator_prompt"] = adjudicator.pk
     return params
 
 

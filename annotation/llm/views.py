@@ -1,6 +1,7 @@
 """LLM pages. Endpoints and prompts are instance-wide: staff and project leads configure them
 (only they and the command line can set a base URL). Jobs belong to a project and its leads."""
 
+import json
 from functools import wraps
 
 from django.contrib import messages
@@ -214,3 +215,19 @@ def job_resume(request, project, membership, pk):
     else:
         messages.error(request, "Check the budget: " + " ".join(e for errors in form.errors.values() for e in errors))
     return redirect("llm:job", slug=project.slug, pk=job.pk)
+
+
+@require_GET
+@project_view(Membership.can_manage)
+def unit_detail(request, project, membership, pk, unit_pk):
+    """One unit: its result, error and raw output; a debate as a readable transcript."""
+    job = get_object_or_404(Job.objects.select_related("endpoint", "prompt"), project=project, pk=pk)
+    unit = get_object_or_404(Unit, job=job, pk=unit_pk)
+    transcript = None
+    if job.kind == Job.Kind.DEBATE and unit.raw_output:
+        try:
+            transcript = json.loads(unit.raw_output)
+        except ValueError:
+            transcript = None
+    context = {"project": project, "membership": membership, "job": job, "unit": unit, "transcript": transcript}
+    return render(request, "llm/unit.html", context)
