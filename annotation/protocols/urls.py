@@ -12,4 +12,5 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/new/<slug:task>/", views.new_campaign, name="new_campaign"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
     path("", include("annotation.protocols.review_urls")),
+    path("", include("annotation.protocols.explanation_urls")),
 ]

@@ -1,0 +1,3 @@
+"""Rating LLM judges' explanations (SummEdits App. B, TofuEval App. H)."""
+
+urlpatterns = []
