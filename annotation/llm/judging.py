@@ -5,7 +5,8 @@ The human label of a sentence is its final label in the project's TofuEval task 
 imported release included. A summary is inconsistent when any of its sentences is; a
 sentence-level judge is lifted to summaries the same way, as TofuEval does. Scores are balanced
 accuracy (the mean of the recall of each class), so a judge that says "consistent" to
-everything scores 0.5 however skewed the data.
+everything scores 0.5 however skewed the data. A summary-level judge run over SummEdits edits
+is scored per domain against the edits' labels, borderline left out (SummEdits Table 9).
 """
 
 from collections import Counter, defaultdict
@@ -94,6 +95,19 @@ def judge_scores(job) -> dict:
         "sentence": grouped([(sentence_of[pk], h, p) for pk, h, p in sentence_pairs], about) if sentence_pairs else None
     }
     out["summary"] = grouped(summary_pairs, about) if summary_pairs else None
+    edits = summedits_labels(job.project)
+    edit_pairs = [(edits[pk][1], edits[pk][0], p) for pk, p in predicted_summaries.items() if pk in edits]
+    out["summedits"] = (
+        {
+            "overall": score([(h, p) for _, h, p in edit_pairs]),
+            "by_domain": {
+                d: score([(h, p) for domain, h, p in edit_pairs if domain == d])
+                for d in sorted({d for d, _, _ in edit_pairs})
+            },
+        }
+        if edit_pairs
+        else None
+    )
     out["unmatched"] = (
         len(predicted_sentences)
         - len(sentence_pairs)
@@ -114,3 +128,29 @@ def grouped(rows: list[tuple[int, str, str]], about: dict[int, dict]) -> dict:
         "by_dataset": {k: score(v) for k, v in sorted(by["dataset"].items())},
         "by_topic_type": {k: score(v) for k, v in sorted(by["topic_type"].items())},
     }
+
+
+def summedits_labels(project) -> dict[int, tuple[str, str]]:
+    """edited summary pk -> (human label, domain), SummEdits style: the adjudicated label, else
+    the annotators' majority; borderline edits and ties are left out (SummEdits section 5)."""
+    from annotation.corpus.models import EditedSummary
+    from annotation.protocols.models import Adjudication, Judgment
+
+    domains = dict(EditedSummary.objects.filter(summary__project=project).values_list("summary_id", "seed__domain"))
+    votes = defaultdict(list)
+    rows = Judgment.objects.filter(
+        dimension="edit_label", assignment__stage="annotate", summary_id__in=list(domains)
+    ).values_list("summary_id", "value")
+    for pk, value in rows:
+        votes[pk].append(value)
+    for pk, value in Adjudication.objects.filter(dimension="edit_label", summary_id__in=list(domains)).values_list(
+        "summary_id", "value"
+    ):
+        votes[pk] = [value]
+    out = {}
+    for pk, values in votes.items():
+        counts = Counter(values).most_common()
+        if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]) or counts[0][0] not in LABELS:
+            continue
+        out[pk] = (counts[0][0], domains[pk])
+    return out

@@ -69,3 +69,30 @@ def test_a_sentence_judge_over_the_tofueval_sample(data, django_capture_on_commi
     assert sum(sum(row.values()) for row in scores["summary"]["overall"]["confusion"].values()) == len(
         {(r["doc_id"], r["annotation_id"], r["topic"], r["model_name"]) for r in rows}
     )
+
+
+@pytest.mark.django_db
+def test_a_summary_judge_over_summedits_edits_is_scored_per_domain(data, django_capture_on_commit_callbacks):
+    import json
+
+    corpus.import_data(project_slug="se", format="summedits", paths=sorted((data / "summedits_sample").glob("*.json")))
+    expected = {}
+    for path in sorted((data / "summedits_sample").glob("*.json")):
+        rows = [r for r in json.loads(path.read_text()) if not r["id"].endswith("_og")]
+        expected[path.stem] = rows
+    with fake_openai.FakeOpenAI(reply=lambda request: "yes") as server:  # "consistent" to everything
+        endpoint = Endpoint.objects.create(name="fake", base_url=server.url, model="m", requests_per_minute=100000)
+        with django_capture_on_commit_callbacks(execute=True):
+            job = services.create_job(
+                project=Project.objects.get(slug="se"),
+                kind=Job.Kind.JUDGE,
+                endpoint=endpoint,
+                prompt=Prompt.objects.get(slug="summedits-judge", version=1),
+            )
+    scores = judging.judge_scores(job)["summedits"]
+    labelled = sum(len(rows) for rows in expected.values())
+    assert scores["overall"]["n"] == labelled
+    assert scores["overall"]["balanced_accuracy"] == 0.5  # always "consistent" scores 0.5
+    inconsistent = sum(1 for rows in expected.values() for r in rows if r["label"] == 0)
+    assert scores["overall"]["confusion"]["inconsistent"]["consistent"] == inconsistent
+    assert len(scores["by_domain"]) == 2
