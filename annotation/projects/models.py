@@ -86,6 +86,10 @@ class Membership(models.Model):
     def can_read_dashboards(self) -> bool:
         return self.role in {Role.LEAD, Role.VIEWER}
 
+    def can_see_systems(self) -> bool:
+        """Summarizer names and LLM provenance: never for annotators and reviewers (blind review)."""
+        return self.role in {Role.LEAD, Role.VIEWER}
+
     def exported_pseudonym(self) -> str:
         """How the member's labels are signed in exports: people qualified by the project's
         prefix, imported stand-ins as they came."""

@@ -153,6 +153,15 @@ def test_document_page_shows_text_summaries_sentences_and_judgments(lead_client,
     assert "Monday, not Tuesday" in text and "inconsistent" in text and "A2" in text
 
 
+def test_reviewers_browse_documents_blind_to_summarizers(client_for, world, data, project):
+    """Review is blind: no summarizer name (nor an id that may carry one) for reviewers."""
+    response = client_for(world["reviewer"]).get(reverse("corpus:document", args=[project.slug, data["text"].pk]))
+    text = response.text
+    assert "The council met on Monday." in text and "Monday, not Tuesday" in text
+    assert "model_A" not in text and "System:" not in text and "edit of s1" not in text
+    assert "Summary 1" in text
+
+
 def test_dialogue_shows_speakers_and_turn_numbers(lead_client, data, project):
     response = lead_client.get(reverse("corpus:document", args=[project.slug, data["dialogue"].pk]))
     assert '<span class="turn-number">2</span> <span class="speaker">Ben</span>' in response.text
