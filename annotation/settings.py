@@ -221,6 +221,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"LlmJobKindEnum": "annotation.llm.models.Job.Kind"},
 }
 
 LANGUAGE_CODE = "en-us"

@@ -1,7 +1,11 @@
+from decimal import Decimal
+
 from rest_framework import serializers
 
 from annotation.corpus import services as corpus
 from annotation.corpus.models import Document, ImportJob, Summary, SummarySentence
+from annotation.llm import services as llm
+from annotation.llm.models import Job
 from annotation.projects.models import Membership, Project
 
 
@@ -81,3 +85,28 @@ class AgreementSerializer(serializers.Serializer):
 
     def get_metrics(self, snapshot) -> list[dict]:
         return (snapshot.results or {}).get("metrics", [])
+
+
+class LlmJobRequestSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Job.Kind.choices)
+    endpoint = serializers.CharField(help_text="endpoint name")
+    prompt = serializers.CharField(required=False, help_text="prompt slug[:version]; default: the kind's newest")
+    params = serializers.DictField(required=False, help_text='e.g. {"n": 3}, {"campaign": 12}, {"rounds": 3}')
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, min_value=Decimal("0.0001"))
+
+
+class LlmJobSerializer(serializers.ModelSerializer):
+    endpoint = serializers.CharField(source="endpoint.name")
+    prompt = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = ["id", "kind", "endpoint", "prompt", "params", "status", "budget_usd", "progress", "created_at"]
+
+    def get_prompt(self, job) -> str | None:
+        return f"{job.prompt.slug}:{job.prompt.version}" if job.prompt_id else None
+
+    def get_progress(self, job) -> dict:
+        row = llm.progress(job)
+        return {k: (float(v) if k == "cost" else v) for k, v in row.items()}

@@ -16,5 +16,7 @@ urlpatterns = [
     path("projects/<slug:slug>/export.jsonl", views.Export.as_view(), name="api-export"),
     path("projects/<slug:slug>/imports/", views.ImportCreate.as_view(), name="api-import"),
     path("projects/<slug:slug>/imports/<int:pk>/", views.ImportDetail.as_view(), name="api-import-detail"),
+    path("projects/<slug:slug>/llm/jobs/", views.LlmJobCreate.as_view(), name="api-llm-jobs"),
+    path("projects/<slug:slug>/llm/jobs/<int:pk>/", views.LlmJobDetail.as_view(), name="api-llm-job"),
     path("projects/<slug:slug>/campaigns/<int:pk>/agreement/", views.CampaignAgreement.as_view(), name="api-agreement"),
 ]

@@ -17,6 +17,8 @@ from annotation.api.permissions import project_for
 from annotation.corpus import services as corpus
 from annotation.corpus import views as corpus_views
 from annotation.corpus.models import Document, ImportJob, Summary
+from annotation.llm import services as llm
+from annotation.llm.models import Endpoint, Job, Prompt
 from annotation.projects import services as projects
 from annotation.projects.models import Membership
 from annotation.protocols.models import Campaign
@@ -128,3 +130,45 @@ class CampaignAgreement(APIView):
         filters = {"round": request.query_params.get("round", ""), "dataset": request.query_params.get("dataset", "")}
         snapshot = agreement.dashboard(campaign, filters)
         return Response(serializers.AgreementSerializer(snapshot).data)
+
+
+class LlmJobCreate(APIView):
+    @extend_schema(request=serializers.LlmJobRequestSerializer, responses={202: serializers.LlmJobSerializer})
+    def post(self, request, slug):
+        """Start an LLM job (leads); poll the returned job for progress, tokens and cost."""
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
+        payload = serializers.LlmJobRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        endpoint = Endpoint.objects.filter(name=data["endpoint"]).first()
+        if endpoint is None:
+            return Response({"endpoint": [f"No endpoint {data['endpoint']!r}."]}, status=status.HTTP_400_BAD_REQUEST)
+        prompt = None
+        if data.get("prompt"):
+            slug_part, _, version = data["prompt"].partition(":")
+            prompts = Prompt.objects.filter(slug=slug_part).order_by("-version")
+            prompt = prompts.filter(version=int(version)).first() if version.isdigit() else prompts.first()
+            if prompt is None:
+                return Response({"prompt": [f"No prompt {data['prompt']!r}."]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            job = llm.create_job(
+                project=project,
+                kind=data["kind"],
+                endpoint=endpoint,
+                prompt=prompt,
+                params=data.get("params") or {},
+                budget_usd=data.get("budget_usd"),
+                user=request.user,
+            )
+        except DjangoValidationError as error:
+            detail = error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
+            return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+        return Response(serializers.LlmJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class LlmJobDetail(APIView):
+    @extend_schema(responses=serializers.LlmJobSerializer)
+    def get(self, request, slug, pk):
+        project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
+        job = get_object_or_404(Job.objects.select_related("endpoint", "prompt"), project=project, pk=pk)
+        return Response(serializers.LlmJobSerializer(job).data)
