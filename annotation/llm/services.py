@@ -179,6 +179,9 @@ def finish(unit: Unit, *, status: str, completion=None, result=None, error: str 
         if status == Unit.Status.DONE:
             kinds.KINDS[job.kind].write(job, locked, result)
         locked.save()
+    # In a transaction of its own, after the unit's has committed: the job row is locked only
+    # for this short check, and of two last units finishing at once the later one sees both done.
+    with transaction.atomic():
         settle(job)
     return status
 
