@@ -85,7 +85,7 @@ def run(project, server, *, units: int, concurrency: int, rpm: int) -> dict:
     progress = services.progress(job)
     ideal = units * server.latency / concurrency
     if rpm < units:  # the rate window, not concurrency, is the bound
-        ideal = max(ideal, 60.0 * ((units - 1) // rpm))
+        ideal = max(ideal, 60.0 * ((units - 1) // rpm))  # the limiter adds a 1 s guard per window
     return {
         "units": units,
         "concurrency": concurrency,
