@@ -48,7 +48,11 @@ class JobForm(forms.Form):
     kind = forms.ChoiceField(
         choices=[(k, label) for k, label in Job.Kind.choices if k in ("topics", "summaries", "judge")]
     )
-    endpoint = forms.ModelChoiceField(queryset=Endpoint.objects.filter(is_active=True))
+    endpoints = forms.ModelMultipleChoiceField(
+        queryset=Endpoint.objects.filter(is_active=True),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="One job per endpoint, e.g. summaries from several models.",
+    )
     prompt = forms.ModelChoiceField(
         queryset=Prompt.objects.all(),
         required=False,

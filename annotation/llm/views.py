@@ -7,6 +7,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -136,21 +137,29 @@ def job_list(request, project, membership):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            job = services.create_job(
-                project=project,
-                kind=data["kind"],
-                endpoint=data["endpoint"],
-                prompt=data["prompt"],
-                params=form.params(),
-                budget_usd=data["budget_usd"],
-                user=request.user,
-            )
+            with transaction.atomic():  # one job per endpoint, all or none
+                started = [
+                    services.create_job(
+                        project=project,
+                        kind=data["kind"],
+                        endpoint=endpoint,
+                        prompt=data["prompt"],
+                        params=form.params(),
+                        budget_usd=data["budget_usd"],
+                        user=request.user,
+                    )
+                    for endpoint in data["endpoints"]
+                ]
         except ValidationError as error:
             for field, problems in error.message_dict.items():
+                field = "endpoints" if field == "endpoint" else field
                 form.add_error(field if field in form.fields else None, problems)
         else:
-            messages.success(request, f"{job} started: {job.units.count()} units.")
-            return redirect("llm:job", slug=project.slug, pk=job.pk)
+            for job in started:
+                messages.success(request, f"{job} on {job.endpoint.name} started: {job.units.count()} units.")
+            if len(started) == 1:
+                return redirect("llm:job", slug=project.slug, pk=started[0].pk)
+            return redirect("llm:jobs", slug=project.slug)
     jobs = (
         Job.objects.filter(project=project)
         .select_related("endpoint", "prompt")
