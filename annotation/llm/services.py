@@ -322,3 +322,15 @@ def new_prompt_version(*, slug: str, based_on: int, name: str, system: str, temp
         note=note,
         created_by=user,
     )
+
+
+def load_default_prompts() -> int:
+    """Version 1 of each default prompt where it is missing (the data migration does the same;
+    this serves tests whose database was flushed, and a database restored without them)."""
+    from annotation.llm.prompt_data import DEFAULT_PROMPTS
+
+    created = 0
+    for spec in DEFAULT_PROMPTS:
+        fields = {k: v for k, v in spec.items() if k != "slug"}
+        created += Prompt.objects.get_or_create(slug=spec["slug"], version=1, defaults=fields)[1]
+    return created

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.corpus.models import Document, Summary, Topic
+from annotation.llm import services
 from annotation.llm.models import Endpoint
 from tests.llm import fake_openai
 
@@ -41,6 +42,7 @@ def test_endpoints_are_added_changed_listed_and_checked(db, capsys, monkeypatch)
 
 @pytest.mark.django_db(transaction=True)
 def test_llm_job_waits_and_prints_one_json_object(project, capsys):
+    services.load_default_prompts()  # a transactional test may run after a flush
     document = Document.objects.create(project=project, external_id="d", text="Ana: The library opens in March.")
     topic = Topic.objects.create(document=document, name="library")
     with fake_openai.FakeOpenAI(reply=lambda request: "The library opens in March.") as server:

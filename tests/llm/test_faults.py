@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 
 from annotation.corpus.models import Document, Summary, Topic
-from annotation.llm import kinds
+from annotation.llm import kinds, services
 from annotation.llm.models import Endpoint, Job, Prompt, Unit
 from tests.llm import fake_openai
 
@@ -53,6 +53,7 @@ def test_a_job_completes_exactly_once_after_its_worker_is_killed(project, tmp_pa
     import redis
 
     redis.Redis.from_url(REDIS).flushdb()
+    services.load_default_prompts()  # a transactional test may run after a flush
     for n in range(UNITS):
         document = Document.objects.create(project=project, external_id=f"d{n}", text=f"Ana: point {n}.")
         Topic.objects.create(document=document, name=f"topic {n}")

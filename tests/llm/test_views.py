@@ -80,7 +80,9 @@ def test_a_lead_starts_an_offline_job_and_watches_it_finish(
     offline = Endpoint.objects.create(name="baseline", kind=Endpoint.Kind.OFFLINE)
     client.force_login(lead)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/p/{project.slug}/llm/jobs/", {"kind": "summaries", "endpoints": [offline.pk], "n": "3"})
+        response = client.post(
+            f"/p/{project.slug}/llm/jobs/", {"kind": "summaries", "endpoints": [offline.pk], "n": "3"}
+        )
     job = Job.objects.get()
     assert response.status_code == 302 and response.url == f"/p/{project.slug}/llm/jobs/{job.pk}/"
     page = client.get(response.url).content.decode()
