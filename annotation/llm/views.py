@@ -18,6 +18,7 @@ from annotation.llm import forms, judging, kinds, prompts, services
 from annotation.llm.models import Endpoint, Job, Prompt, Unit
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Project, Role
+from annotation.protocols import explanations
 
 FAILURES_SHOWN = 50
 OUTPUTS_SHOWN = 20
@@ -188,11 +189,13 @@ def job_detail(request, project, membership, pk):
         "outputs": job.units.filter(status=Unit.Status.DONE).order_by("finished_at", "pk")[:OUTPUTS_SHOWN],
         "resume_form": forms.ResumeForm(),
     }
-    if job.kind == Job.Kind.JUDGE and context["progress"]["done"]:
+    if job.kind in (Job.Kind.JUDGE, Job.Kind.DEBATE) and context["progress"]["done"]:
         context["scores"] = judging.judge_scores(job)
     if request.htmx:
         response = render(request, "llm/job.html#status", context)
         return response if job.is_open() else HttpResponseStopPolling(response.content)
+    if job.kind == Job.Kind.JUDGE:
+        context["explanation_ratings"] = explanations.shares_for_job(job)
     return render(request, "llm/job.html", context)
 
 

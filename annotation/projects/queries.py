@@ -45,7 +45,11 @@ def grouped_counts(ids):
             yield row.pop(key), row
 
 
-SCREENS = {Protocol.TOFUEVAL_TASK1, Protocol.TOFUEVAL_TASK2}  # protocols whose annotation screen exists
+SCREENS = {
+    Protocol.TOFUEVAL_TASK1,
+    Protocol.TOFUEVAL_TASK2,
+    Protocol.EXPLANATION_RATING,
+}  # protocols whose annotation screen exists
 
 
 def open_queues(user, project_ids: list[int]) -> dict[int, list[dict]]:

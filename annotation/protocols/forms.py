@@ -69,3 +69,43 @@ class TofuEvalCampaignForm(forms.Form):
             guidelines=data["guidelines"],
             protocol=self.protocol,
         )
+
+
+class ExplanationRatingCampaignForm(forms.Form):
+    """A lead's set-up of an explanation-rating campaign: which judge jobs' explanations, rated by whom."""
+
+    name = forms.CharField(max_length=200)
+    jobs = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        label="Judge jobs",
+        help_text="Only judge jobs whose results carry explanations are listed. Reviewers never see which is which.",
+    )
+    reviewers = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    per_item = forms.IntegerField(min_value=1, max_value=20, initial=1, label="Reviewers per item")
+
+    def __init__(self, data=None, *, jobs, reviewers):
+        super().__init__(data)
+        self.jobs = {str(job.pk): job for job in jobs}
+        self.people = {str(m.user_id): m.user for m in reviewers}
+        self.fields["jobs"].choices = [
+            (
+                str(job.pk),
+                f"{job} · {job.endpoint.name} ({job.endpoint.model or 'offline'}) · "
+                f"{job.prompt.slug if job.prompt else 'no prompt'}"
+                f"{f' v{job.prompt.version}' if job.prompt else ''} · {job.explained} explained",
+            )
+            for job in jobs
+        ]
+        self.fields["reviewers"].choices = [
+            (str(m.user_id), f"{m.user.get_username()} ({m.get_role_display().lower()})") for m in reviewers
+        ]
+
+    def arguments(self) -> dict:
+        """The keyword arguments of explanations.create_campaign."""
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "jobs": [self.jobs[pk] for pk in data["jobs"]],
+            "reviewers": [self.people[pk] for pk in data["reviewers"]],
+            "per_item": data["per_item"],
+        }

@@ -60,6 +60,7 @@ class Protocol(models.TextChoices):
     AMBIGUITY = "ambiguity", "Ambiguity (MADISSE)"
     SPANS = "spans", "Span-level inconsistencies (Ramprasad et al.)"
     LABELS = "labels", "Labels collected elsewhere"
+    EXPLANATION_RATING = "explanation_rating", "Rating of LLM judges' explanations"
 
 
 class Campaign(models.Model):

@@ -4,6 +4,8 @@ from annotation.protocols import views
 
 app_name = "protocols"
 urlpatterns = [
+    # First: its "campaigns/new/explanation-rating/" would otherwise match "campaigns/new/<task>/".
+    path("", include("annotation.protocols.explanation_urls")),
     path("p/<slug:slug>/assignments/<int:pk>/", views.assignment_screen, name="assignment"),
     path("p/<slug:slug>/assignments/<int:pk>/draft/", views.assignment_draft, name="assignment_draft"),
     path("p/<slug:slug>/assignments/<int:pk>/submit/", views.assignment_submit, name="assignment_submit"),
@@ -12,5 +14,4 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/new/<slug:task>/", views.new_campaign, name="new_campaign"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
     path("", include("annotation.protocols.review_urls")),
-    path("", include("annotation.protocols.explanation_urls")),
 ]

@@ -150,6 +150,8 @@ def assignment_submit(request, project, membership, pk):
 def next_assignment(request, project, membership, pk):
     """The annotator's next open item in a campaign, or home when the queue is done."""
     campaign = get_object_or_404(Campaign, project=project, pk=pk)
+    if campaign.protocol == Protocol.EXPLANATION_RATING:
+        return redirect("protocols:explanations_next", slug=project.slug, pk=campaign.pk)
     assignment = services.next_open(campaign=campaign, user=request.user)
     if assignment is None:
         messages.info(request, f"Nothing left to do in {campaign.name}.")
