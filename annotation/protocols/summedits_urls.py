@@ -1,0 +1,3 @@
+"""SummEdits statistics (Table 8) and the per-domain benchmark export."""
+
+urlpatterns = []
