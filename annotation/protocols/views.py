@@ -15,10 +15,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.corpus.models import Summary
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Role
-from annotation.protocols import forms, results, services, setup, tofueval, tofueval_task2
+from annotation.protocols import forms, results, services, setup, summedits, tofueval, tofueval_task2
 from annotation.protocols.models import Assignment, Campaign, Protocol
 
-SCREENS = {Protocol.TOFUEVAL_TASK1: "protocols/task1.html", Protocol.TOFUEVAL_TASK2: "protocols/task2.html"}
+SCREENS = {
+    Protocol.TOFUEVAL_TASK1: "protocols/task1.html",
+    Protocol.TOFUEVAL_TASK2: "protocols/task2.html",
+    Protocol.SUMMEDITS: "protocols/summedits.html",
+}
 
 
 def own_assignment(request, project, pk) -> Assignment:
@@ -38,7 +42,14 @@ def is_task2(assignment) -> bool:
     return assignment.item.campaign.protocol == Protocol.TOFUEVAL_TASK2
 
 
+def is_summedits(assignment) -> bool:
+    return assignment.item.campaign.protocol == Protocol.SUMMEDITS
+
+
 def cleaned_draft(assignment, raw: dict, summaries: list) -> dict:
+    if is_summedits(assignment):
+        seed = summedits.seed_of(assignment)
+        return summedits.clean_draft(raw, summedits.edits_in_order(assignment), assignment.draft, seed)
     if is_task2(assignment):
         return tofueval_task2.clean_draft(raw, summaries, assignment.draft)
     return tofueval.clean_draft(raw, summaries)
@@ -67,13 +78,18 @@ def assignment_page(request, project, membership, assignment, *, draft=None, err
     if is_task2(assignment):
         context["task2"] = tofueval_task2.screen(draft, summaries, errors or {})
         context["max_key_points"] = tofueval_task2.MAX_KEY_POINTS
+    if is_summedits(assignment):
+        context["se"] = summedits.screen(assignment, draft, errors or {})
     return render(request, SCREENS[assignment.item.campaign.protocol], context, status=status)
 
 
 @require_GET
 @project_view()
 def assignment_screen(request, project, membership, pk):
-    return assignment_page(request, project, membership, own_assignment(request, project, pk))
+    assignment = own_assignment(request, project, pk)
+    if is_summedits(assignment):
+        summedits.refresh_edits(assignment)
+    return assignment_page(request, project, membership, assignment)
 
 
 @require_POST
@@ -134,7 +150,20 @@ def assignment_submit(request, project, membership, pk):
             if action == "commit":
                 tofueval_task2.commit_key_points(assignment=assignment)
             return redirect("protocols:assignment", slug=project.slug, pk=assignment.pk)
-        submit = tofueval_task2.submit if is_task2(assignment) else tofueval.submit
+        if is_summedits(assignment) and not summedits.verified(assignment.draft):
+            assignment = summedits.verify(assignment=assignment, user=request.user)
+            if summedits.verified(assignment.draft) == "fail":
+                messages.info(
+                    request,
+                    "The seed is set aside: "
+                    + "; ".join(summedits.failure_reasons(assignment.draft, summedits.seed_of(assignment)))
+                    + ".",
+                )
+                return redirect("protocols:next", slug=project.slug, pk=assignment.item.campaign_id)
+            return redirect("protocols:assignment", slug=project.slug, pk=assignment.pk)
+        submit = {Protocol.TOFUEVAL_TASK2: tofueval_task2.submit, Protocol.SUMMEDITS: summedits.submit}.get(
+            assignment.item.campaign.protocol, tofueval.submit
+        )
         submit(assignment=assignment, draft=draft, client_token=token, user=request.user)
     except ValidationError as error:
         errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": " ".join(error.messages)}

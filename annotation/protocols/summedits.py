@@ -1,0 +1,339 @@
+"""SummEdits (Laban et al. 2023, section 5 and App. C): one annotator reads a document once,
+verifies its seed summary, then labels the seed's minor edits quickly.
+
+One assignment covers both steps. Step 1 (verification) asks "any flaws (fluency, format)?",
+"factually consistent?" and, for a query-focused seed, "does it answer the query?"; a seed
+that fails is filtered out with its reason and the assignment ends there. A seed that passes
+gets its edits (from the LLM layer when the campaign generates on verification) and unlocks
+step 3 for this annotator only: each edit, shown as a word diff against the seed, is labelled
+consistent / inconsistent / borderline.
+
+The screen's field names are the draft's keys: `flaws`, `consistent`, `answers_query` (step 1,
+"yes" / "no"); `l-<summary pk>` per edit (step 3). The server alone sets `verified` and fixes
+the edits to label, in a per-assignment shuffled order, in `Assignment.summary_order`.
+"""
+
+import random
+from collections import defaultdict
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.corpus.models import EditedSummary, SeedSummary
+from annotation.llm import worddiff
+from annotation.projects.models import Project
+from annotation.protocols import services, setup
+from annotation.protocols.models import Assignment, Campaign, Item, Protocol
+
+LABELS = (
+    ("consistent", "Consistent", "c", "Everything the edit states is supported by the document."),
+    ("inconsistent", "Inconsistent", "i", "The edit states something the document contradicts or does not support."),
+    ("borderline", "Borderline", "b", "You are unsure, or it depends on a reading: say so rather than guess."),
+)
+LABEL_VALUES = {value for value, *_ in LABELS}
+QUESTIONS = (
+    ("flaws", "Are there any flaws with the summary (fluency, format, ...)?"),
+    ("consistent", "Is the summary factually consistent with the document?"),
+)
+QUERY_QUESTION = ("answers_query", "Does the summary answer the query?")
+GUIDELINES = (
+    "Read the document once. First check the seed summary: is it fluent and well formed, and is it "
+    "factually consistent with the document (and does it answer the query, if there is one)? A seed "
+    "that fails is set aside. Then label each edit of the seed: consistent when everything it says "
+    "is supported by the document, inconsistent when it is not. The changed words are marked. When "
+    "you are unsure, choose borderline: a guess is worse than an honest borderline (Laban et al. 2023)."
+)
+
+
+# -- set-up -------------------------------------------------------------------------------------
+@transaction.atomic
+def create_campaign(
+    *,
+    project: Project,
+    name: str,
+    slug: str,
+    domain: str,
+    annotators: list,
+    double_share: float = 0.2,
+    edits_per_seed: int = 30,
+    generation: str = "on_verify",
+    endpoint=None,
+    seed: int = 0,
+) -> Campaign:
+    """A SummEdits campaign over the project's seeds of one domain: each seed to one annotator
+    (the least loaded), and `double_share` of them to a second one for agreement."""
+    errors = {}
+    if Campaign.objects.filter(project=project, slug=slug).exists():
+        errors["name"] = f"The project already has a campaign {slug!r}."
+    if not annotators:
+        errors["annotators"] = "Choose at least one annotator."
+    elif double_share and len(annotators) < 2:
+        errors["double_share"] = "A second annotator per seed needs at least two annotators."
+    if generation not in ("on_verify", "batch", "none"):
+        errors["generation"] = "Generate edits on verification, in batches, or not at all."
+    seeds = list(
+        SeedSummary.objects.filter(summary__project=project, domain=domain, summary__document__text_missing=False)
+        .select_related("summary")
+        .order_by("pk")
+    )
+    if not seeds:
+        errors["domain"] = f"No seed with a known document in domain {domain!r}."
+    if errors:
+        raise ValidationError(errors)
+    campaign = Campaign.objects.create(
+        project=project,
+        slug=slug,
+        name=name,
+        protocol=Protocol.SUMMEDITS,
+        guidelines=GUIDELINES,
+        annotators_per_item=1,
+        double_share=double_share,
+        status=Campaign.Status.ACTIVE,
+        settings={
+            "domain": domain,
+            "edits_per_seed": edits_per_seed,
+            "generation": generation,
+            "endpoint": endpoint.pk if endpoint else None,
+            "levels": {"edit_label": "nominal"},
+        },
+    )
+    rng = random.Random(seed)
+    rng.shuffle(seeds)
+    doubled = {s.pk for s in seeds[: round(double_share * len(seeds))]}
+    load = {user.pk: 0 for user in annotators}
+    users = {user.pk: user for user in annotators}
+    for seed_summary in seeds:
+        item = Item.objects.create(
+            campaign=campaign,
+            key=seed_summary.summary.external_id,
+            document_id=seed_summary.summary.document_id,
+            topic_id=seed_summary.summary.topic_id,
+        )
+        item.summaries.set([seed_summary.summary_id])
+        for user_id in setup.least_loaded(load, 1 + (seed_summary.pk in doubled), rng):
+            services.assign(item=item, annotator=users[user_id], seed=rng.randrange(2**31))
+            load[user_id] += 1
+    return campaign
+
+
+def seed_of(assignment: Assignment) -> SeedSummary:
+    summary = assignment.item.summaries.select_related("document").get()
+    return SeedSummary.objects.select_related("summary__document").get(summary=summary)
+
+
+# -- step 1: verification -----------------------------------------------------------------------
+def questions(seed: SeedSummary) -> list[tuple[str, str]]:
+    return list(QUESTIONS) + ([QUERY_QUESTION] if seed.query else [])
+
+
+def verified(draft: dict) -> str:
+    """ "pass", "fail" or "" (not yet)."""
+    return draft.get("verified", "")
+
+
+def check_verification(draft: dict, seed: SeedSummary) -> dict[str, str]:
+    return {name: "Answer this question." for name, _ in questions(seed) if draft.get(name) not in ("yes", "no")}
+
+
+def failure_reasons(draft: dict, seed: SeedSummary) -> list[str]:
+    reasons = []
+    if draft.get("flaws") == "yes":
+        reasons.append("flawed (fluency or format)")
+    if draft.get("consistent") == "no":
+        reasons.append("not factually consistent")
+    if seed.query and draft.get("answers_query") == "no":
+        reasons.append("does not answer the query")
+    return reasons
+
+
+@transaction.atomic
+def verify(*, assignment: Assignment, user) -> Assignment:
+    """Record step 1. A failing seed ends the assignment (filtered, with its reasons); a passing
+    one fixes the edits to label and, if the campaign says so, starts their generation."""
+    assignment = Assignment.objects.select_for_update().select_related("item__campaign").get(pk=assignment.pk)
+    if assignment.item.campaign.protocol != Protocol.SUMMEDITS:
+        raise ValidationError("This assignment is not a SummEdits item.")
+    draft = dict(assignment.draft)
+    if verified(draft):
+        return assignment
+    seed = seed_of(assignment)
+    errors = check_verification(draft, seed)
+    if errors:
+        raise ValidationError(errors)
+    record = {"assignment": assignment, "user": user, "summary": seed.summary}
+    services.record_judgment(**record, dimension="seed_flawless", value=draft["flaws"] == "no")
+    services.record_judgment(**record, dimension="seed_consistent", value=draft["consistent"] == "yes")
+    if seed.query:
+        services.record_judgment(**record, dimension="answers_query", value=draft["answers_query"] == "yes")
+    reasons = failure_reasons(draft, seed)
+    draft |= {"verified": "fail" if reasons else "pass", "verified_at": timezone.now().isoformat(), "_focus": ""}
+    if reasons:
+        services.record_judgment(**record, dimension="seed_filtered", value=True, explanation="; ".join(reasons))
+        assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
+    else:
+        fix_edits(assignment, seed)
+        campaign = assignment.item.campaign
+        if campaign.settings.get("generation") == "on_verify" and not generated_for(campaign, seed):
+            start_generation(campaign=campaign, seeds=[seed])
+    assignment.draft = draft
+    assignment.draft_version += 1
+    assignment.save()
+    services.labels_changed(campaign_ids=[assignment.item.campaign_id])
+    return assignment
+
+
+def fix_edits(assignment: Assignment, seed: SeedSummary) -> list[int]:
+    """The edits this assignment labels, in its own shuffled order (new edits join at the end)."""
+    edits = sorted(EditedSummary.objects.filter(seed=seed).values_list("summary_id", flat=True))
+    known = [pk for pk in assignment.summary_order or [] if pk in set(edits)]  # not the seed itself
+    new = [pk for pk in edits if pk not in known]
+    random.Random(assignment.shuffle_seed).shuffle(new)
+    assignment.summary_order = known + new
+    return assignment.summary_order
+
+
+def generated_for(campaign: Campaign, seed: SeedSummary) -> bool:
+    """Whether this campaign already asked for this seed's edits (the second annotator's
+    verification does not generate them again)."""
+    from annotation.llm.models import Job
+
+    jobs = Job.objects.filter(project=campaign.project, kind="edits").values_list("params", flat=True)
+    return any(p.get("campaign") == campaign.pk and seed.pk in (p.get("seeds") or []) for p in jobs)
+
+
+def start_generation(*, campaign: Campaign, seeds: list[SeedSummary]):
+    """The edits job for these seeds on the campaign's endpoint (the offline baseline when none
+    is set), enqueued when the transaction commits."""
+    from annotation.llm import services as llm
+    from annotation.llm.models import Endpoint
+
+    endpoint = Endpoint.objects.filter(pk=campaign.settings.get("endpoint")).first()
+    if endpoint is None:
+        endpoint, _ = Endpoint.objects.get_or_create(name="offline-baseline", defaults={"kind": Endpoint.Kind.OFFLINE})
+    params = {
+        "seeds": [s.pk for s in seeds],
+        "n": int(campaign.settings.get("edits_per_seed", 30)),
+        "campaign": campaign.pk,
+    }
+    return llm.create_job(project=campaign.project, kind="edits", endpoint=endpoint, params=params)
+
+
+def generation_progress(seed: SeedSummary) -> dict | None:
+    """The newest open edits job covering this seed, as done / total, or None."""
+    from annotation.llm.models import Job, Unit
+
+    jobs = Job.objects.filter(kind="edits", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("-pk")
+    for job in jobs:
+        if seed.pk in (job.params.get("seeds") or []):
+            units = Unit.objects.filter(job=job, payload__seed=seed.pk)
+            finished = units.exclude(status__in=[Unit.Status.PENDING, Unit.Status.RUNNING]).count()
+            return {"job": job.pk, "done": finished, "total": units.count()}
+    return None
+
+
+# -- step 3: labelling the edits ----------------------------------------------------------------
+def edits_in_order(assignment: Assignment) -> list:
+    """The edits to label, in the recorded order, each with its word diff against the seed."""
+    from annotation.corpus.models import Summary
+
+    seed = seed_of(assignment)
+    summaries = Summary.objects.in_bulk(assignment.summary_order or [])
+    out = []
+    for position, pk in enumerate(assignment.summary_order or [], 1):
+        edit = summaries.get(pk)
+        if edit is None:
+            continue
+        edit.position = position
+        edit.diff = worddiff.diff(seed.summary.text, edit.text)
+        out.append(edit)
+    return out
+
+
+def clean_draft(raw: dict, edits: list, saved: dict, seed: SeedSummary) -> dict:
+    """This screen's fields from an untrusted draft: step 1 answers until verified (then frozen),
+    edit labels only after a pass."""
+    raw = raw or {}
+    cleaned = {}
+    if verified(saved):
+        cleaned |= {
+            k: saved[k] for k in ("flaws", "consistent", "answers_query", "verified", "verified_at") if k in saved
+        }
+        if verified(saved) == "pass":
+            allowed = {f"l-{edit.pk}" for edit in edits}
+            cleaned |= {k: str(v) for k, v in raw.items() if k in allowed and v in LABEL_VALUES}
+    else:
+        cleaned |= {name: raw[name] for name, _ in questions(seed) if raw.get(name) in ("yes", "no")}
+    focus = str(raw.get("_focus", ""))[:100]
+    return cleaned | ({"_focus": focus} if focus else {})
+
+
+def validate(draft: dict, edits: list) -> dict[str, str]:
+    if verified(draft) != "pass":
+        return {"__all__": "Verify the seed first."}
+    if not edits:
+        return {"__all__": "This seed has no edits yet."}
+    return {
+        f"l-{edit.pk}": f"Label edit {edit.position}."
+        for edit in edits
+        if draft.get(f"l-{edit.pk}") not in LABEL_VALUES
+    }
+
+
+@transaction.atomic
+def submit(*, assignment: Assignment, draft: dict, client_token: str, user) -> Assignment:
+    """Record every edit's label; idempotent on `client_token`, a correction keeps revisions."""
+    assignment = Assignment.objects.select_for_update().select_related("item__campaign").get(pk=assignment.pk)
+    if client_token and assignment.status == Assignment.Status.SUBMITTED and assignment.client_token == client_token:
+        return assignment
+    edits = edits_in_order(assignment)
+    errors = validate(draft, edits)
+    if errors:
+        raise ValidationError(errors)
+    for edit in edits:
+        services.record_judgment(
+            assignment=assignment, user=user, dimension="edit_label", summary=edit, value=draft[f"l-{edit.pk}"]
+        )
+    assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
+    assignment.client_token = client_token or ""
+    assignment.draft = draft
+    assignment.save(update_fields=["status", "submitted_at", "client_token", "draft"])
+    services.labels_changed(campaign_ids=[assignment.item.campaign_id])
+    return assignment
+
+
+def screen(assignment: Assignment, draft: dict, errors: dict) -> dict:
+    """What the template shows, values and messages looked up."""
+    seed = seed_of(assignment)
+    state = verified(draft)
+    context = {
+        "seed": seed,
+        "state": state,
+        "questions": [
+            {"name": name, "text": text, "value": draft.get(name, ""), "error": errors.get(name, "")}
+            for name, text in questions(seed)
+        ],
+        "labels": LABELS,
+        "yes_no": (("yes", "Yes"), ("no", "No")),
+        "edits": [],
+        "generation": None,
+    }
+    if state == "pass":
+        edits = edits_in_order(assignment)
+        labelled = defaultdict(str, {k: v for k, v in draft.items() if k.startswith("l-")})
+        context["edits"] = [
+            {"edit": e, "name": f"l-{e.pk}", "value": labelled[f"l-{e.pk}"], "error": errors.get(f"l-{e.pk}", "")}
+            for e in edits
+        ]
+        context["done"] = sum(1 for row in context["edits"] if row["value"])
+        context["generation"] = generation_progress(seed)
+    return context
+
+
+def refresh_edits(assignment: Assignment) -> None:
+    """Edits generated after the verification join the list (at the end) on the next page load."""
+    if verified(assignment.draft) != "pass" or assignment.status == Assignment.Status.SUBMITTED:
+        return
+    before = list(assignment.summary_order or [])
+    if fix_edits(assignment, seed_of(assignment)) != before:  # new edits joined
+        Assignment.objects.filter(pk=assignment.pk).update(summary_order=assignment.summary_order)

@@ -1,0 +1,144 @@
+"""SummEdits workflow: seed verification gates the labelling, for the verifying annotator only;
+edits are generated on verification (offline rules here); labels are recorded once."""
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from annotation.corpus import services as corpus
+from annotation.corpus.models import EditedSummary, SeedSummary
+from annotation.projects import services as projects
+from annotation.projects.models import Project, Role
+from annotation.protocols import services, summedits
+from annotation.protocols.models import Assignment, Judgment, JudgmentRevision
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign(data, project, annotator, make_user, django_capture_on_commit_callbacks):
+    corpus.import_data(
+        project_slug=project.slug, format="summedits", paths=sorted((data / "summedits_sample").glob("*.json"))
+    )
+    other = make_user("ann2")
+    projects.add_member(project=project, user=other, role=Role.ANNOTATOR)
+    domain = SeedSummary.objects.filter(summary__project=project).order_by("domain").first().domain
+    return summedits.create_campaign(
+        project=project,
+        name="SummEdits",
+        slug="se",
+        domain=domain,
+        annotators=[annotator, other],
+        double_share=1.0,
+        edits_per_seed=10,
+    )
+
+
+def mine(campaign, user):
+    return Assignment.objects.filter(item__campaign=campaign, annotator=user).order_by("pk").first()
+
+
+def answer(assignment, **answers):
+    return services.save_draft(assignment_id=assignment.pk, draft=answers, version=assignment.draft_version)
+
+
+def test_every_seed_goes_to_two_annotators_when_doubled(campaign, annotator):
+    seeds = SeedSummary.objects.filter(domain=campaign.settings["domain"]).count()
+    assert campaign.items.count() == seeds
+    assert Assignment.objects.filter(item__campaign=campaign).count() == 2 * seeds
+
+
+def test_no_labels_before_verification(campaign, annotator):
+    assignment = mine(campaign, annotator)
+    edit = EditedSummary.objects.filter(seed=summedits.seed_of(assignment)).first()
+    cleaned = summedits.clean_draft(
+        {f"l-{edit.summary_id}": "consistent", "flaws": "no"}, [], {}, summedits.seed_of(assignment)
+    )
+    assert cleaned == {"flaws": "no"}
+    with pytest.raises(ValidationError, match="Verify the seed first"):
+        summedits.submit(assignment=assignment, draft={}, client_token="t", user=annotator)
+
+
+def test_verification_needs_every_answer(campaign, annotator):
+    assignment = answer(mine(campaign, annotator), flaws="no")
+    with pytest.raises(ValidationError) as error:
+        summedits.verify(assignment=assignment, user=annotator)
+    assert set(error.value.message_dict) == {"consistent"}
+
+
+def test_a_failing_seed_is_set_aside_with_its_reason(campaign, annotator):
+    assignment = answer(mine(campaign, annotator), flaws="yes", consistent="yes")
+    assignment = summedits.verify(assignment=assignment, user=annotator)
+    assert assignment.status == Assignment.Status.SUBMITTED and summedits.verified(assignment.draft) == "fail"
+    filtered = Judgment.objects.get(assignment=assignment, dimension="seed_filtered")
+    assert filtered.explanation == "flawed (fluency or format)"
+
+
+def test_a_passing_seed_gets_generated_edits_and_is_labelled_once(
+    campaign, annotator, django_capture_on_commit_callbacks
+):
+    assignment = answer(mine(campaign, annotator), flaws="no", consistent="yes")
+    seed = summedits.seed_of(assignment)
+    released = EditedSummary.objects.filter(seed=seed).count()
+    with django_capture_on_commit_callbacks(execute=True):  # the offline edits job runs on commit
+        assignment = summedits.verify(assignment=assignment, user=annotator)
+    assert EditedSummary.objects.filter(seed=seed).count() > released
+    summedits.refresh_edits(assignment)
+    assignment.refresh_from_db()
+    edits = summedits.edits_in_order(assignment)
+    assert len(edits) == EditedSummary.objects.filter(seed=seed).count()
+    assert [e.pk for e in edits] == assignment.summary_order  # the recorded, shuffled order
+    draft = assignment.draft | {f"l-{e.pk}": "consistent" for e in edits}
+    draft[f"l-{edits[0].pk}"] = "borderline"
+    for _ in range(2):
+        summedits.submit(assignment=assignment, draft=draft, client_token="once", user=annotator)
+    labels = Judgment.objects.filter(assignment=assignment, dimension="edit_label")
+    assert labels.count() == len(edits) and labels.filter(value="borderline").count() == 1
+    draft[f"l-{edits[0].pk}"] = "inconsistent"
+    summedits.submit(assignment=assignment, draft=draft, client_token="again", user=annotator)
+    assert (
+        JudgmentRevision.objects.get(judgment__summary=edits[0], judgment__assignment=assignment).value == "borderline"
+    )
+
+
+def test_over_http_the_gate_holds_and_nobody_else_opens_my_seed(client, campaign, annotator, lead, outsider, project):
+    assignment = mine(campaign, annotator)
+    url = f"/p/{project.slug}/assignments/{assignment.pk}/"
+    for user in (lead, outsider):
+        client.force_login(user)
+        assert client.get(url).status_code == 404
+    client.force_login(annotator)
+    page = client.get(url).content.decode()
+    assert "Step 1: check the summary" in page and "Step 2" not in page
+    edit = EditedSummary.objects.filter(seed=summedits.seed_of(assignment)).first()
+    assert edit.summary.text not in page
+    post = {"draft_version": "0", "client_token": "x", f"l-{edit.summary_id}": "consistent"}
+    response = client.post(url + "submit/", post)
+    assert response.status_code == 400 and "Answer this question" in response.content.decode()
+    assert not Judgment.objects.filter(dimension="edit_label", assignment=assignment).exists()
+    body = {"version": 1, "draft": {f"l-{edit.summary_id}": "consistent", "flaws": "no"}}
+    client.post(url + "draft/", json.dumps(body), content_type="application/json")
+    assert "l-" not in "".join(Assignment.objects.get(pk=assignment.pk).draft)
+
+
+def test_the_whole_flow_over_http(client, campaign, annotator, project, django_capture_on_commit_callbacks):
+    assignment = mine(campaign, annotator)
+    url = f"/p/{project.slug}/assignments/{assignment.pk}/"
+    client.force_login(annotator)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            url + "submit/",
+            {"draft_version": "0", "client_token": "v", "flaws": "no", "consistent": "yes", "action": "verify"},
+        )
+    assert response.status_code == 302 and response.url == url
+    page = client.get(url).content.decode()
+    assert "Step 2: label each edit" in page and "<ins>" in page
+    assignment.refresh_from_db()
+    post = {"draft_version": str(assignment.draft_version), "client_token": "s"}
+    post |= {f"l-{pk}": "inconsistent" for pk in assignment.summary_order}
+    assert client.post(url + "submit/", post).status_code == 302
+    assert Judgment.objects.filter(assignment=assignment, dimension="edit_label").count() == len(
+        assignment.summary_order
+    )
+    assert Project.objects.get(slug=project.slug)  # nothing else broke
