@@ -109,3 +109,40 @@ class ExplanationRatingCampaignForm(forms.Form):
             "reviewers": [self.people[pk] for pk in data["reviewers"]],
             "per_item": data["per_item"],
         }
+
+
+class SummEditsCampaignForm(forms.Form):
+    """A lead's set-up of a SummEdits campaign over one domain's seeds."""
+
+    name = forms.CharField(max_length=200)
+    domain = forms.ChoiceField()
+    annotators = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    double_share = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.2,
+        label="Share of seeds given to a second annotator",
+        help_text="For agreement; the paper had at least 20%.",
+    )
+    edits_per_seed = forms.IntegerField(min_value=2, max_value=60, initial=30, label="Edits per seed")
+    generation = forms.ChoiceField(
+        choices=[
+            ("on_verify", "Generate a seed's edits when it is verified"),
+            ("none", "Use the edits the seeds already have (e.g. imported)"),
+        ],
+        initial="on_verify",
+    )
+    endpoint = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="Empty: the offline rule-based editor (labelled as a baseline)."
+    )
+
+    def __init__(self, data=None, *, domains, annotators):
+        from annotation.llm.models import Endpoint
+
+        super().__init__(data)
+        self.fields["domain"].choices = [(d, d) for d in domains]
+        self.people = {str(m.user_id): m.user for m in annotators}
+        self.fields["annotators"].choices = [
+            (str(m.user_id), f"{m.user.get_username()} ({m.pseudonym})") for m in annotators
+        ]
+        self.fields["endpoint"].queryset = Endpoint.objects.filter(is_active=True)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("p/<slug:slug>/assignments/<int:pk>/submit/", views.assignment_submit, name="assignment_submit"),
     path("p/<slug:slug>/campaigns/<int:pk>/next/", views.next_assignment, name="next"),
     path("p/<slug:slug>/campaigns/<int:pk>/results/", views.campaign_results, name="results"),
+    path("p/<slug:slug>/campaigns/new/summedits/", views.new_summedits_campaign, name="new_summedits"),
     path("p/<slug:slug>/campaigns/new/<slug:task>/", views.new_campaign, name="new_campaign"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
     path("", include("annotation.protocols.review_urls")),

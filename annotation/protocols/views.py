@@ -10,9 +10,10 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.corpus.models import Summary
+from annotation.corpus.models import SeedSummary, Summary
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Role
 from annotation.protocols import forms, results, services, setup, summedits, tofueval, tofueval_task2
@@ -195,6 +196,40 @@ def campaign_results(request, project, membership, pk):
     campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol__in=results.PROTOCOLS)
     context = {"project": project, "membership": membership, "campaign": campaign, "tables": results.results(campaign)}
     return render(request, "protocols/results.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Membership.can_manage)
+def new_summedits_campaign(request, project, membership):
+    domains = sorted(SeedSummary.objects.filter(summary__project=project).values_list("domain", flat=True).distinct())
+    form = forms.SummEditsCampaignForm(
+        request.POST or None,
+        domains=domains,
+        annotators=list(project.memberships.people().filter(role=Role.ANNOTATOR).select_related("user")),
+    )
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            campaign = summedits.create_campaign(
+                project=project,
+                name=data["name"],
+                slug=slugify(data["name"])[:80] or "summedits",
+                domain=data["domain"],
+                annotators=[form.people[pk] for pk in data["annotators"]],
+                double_share=data["double_share"],
+                edits_per_seed=data["edits_per_seed"],
+                generation=data["generation"],
+                endpoint=data["endpoint"],
+            )
+        except ValidationError as error:
+            for field_name, problems in error.message_dict.items():
+                form.add_error(field_name if field_name in form.fields else None, problems)
+        else:
+            count = Assignment.objects.filter(item__campaign=campaign).count()
+            messages.success(request, f"{campaign.name}: {campaign.items.count()} seeds, {count} assignments.")
+            return redirect("projects:detail", slug=project.slug)
+    context = {"project": project, "membership": membership, "form": form, "protocol": Protocol.SUMMEDITS}
+    return render(request, "protocols/new_campaign.html", context, status=400 if form.errors else 200)
 
 
 NEW_CAMPAIGN = {"tofueval-task1": Protocol.TOFUEVAL_TASK1, "tofueval-task2": Protocol.TOFUEVAL_TASK2}

@@ -142,3 +142,29 @@ def test_the_whole_flow_over_http(client, campaign, annotator, project, django_c
         assignment.summary_order
     )
     assert Project.objects.get(slug=project.slug)  # nothing else broke
+
+
+def test_a_lead_sets_up_a_summedits_campaign(client, data, project, lead, annotator):
+    corpus.import_data(
+        project_slug=project.slug, format="summedits", paths=sorted((data / "summedits_sample").glob("*.json"))
+    )
+    client.force_login(lead)
+    url = f"/p/{project.slug}/campaigns/new/summedits/"
+    page = client.get(url).content.decode()
+    assert "sales_call" in page
+    post = {
+        "name": "Sales calls",
+        "domain": "sales_call",
+        "annotators": [str(annotator.pk)],
+        "double_share": "0.2",
+        "edits_per_seed": "30",
+        "generation": "on_verify",
+    }
+    response = client.post(url, post)
+    assert response.status_code == 400 and "second annotator" in response.content.decode()
+    response = client.post(url, post | {"double_share": "0"})
+    assert response.status_code == 302
+    campaign = project.campaigns.get(slug="sales-calls")
+    assert campaign.settings["domain"] == "sales_call" and campaign.items.count() == 2
+    client.force_login(annotator)
+    assert client.get(url).status_code == 404
