@@ -125,6 +125,13 @@ class SummEditsCampaignForm(forms.Form):
         help_text="For agreement; the paper had at least 20%.",
     )
     edits_per_seed = forms.IntegerField(min_value=2, max_value=60, initial=30, label="Edits per seed")
+    warmup = forms.IntegerField(
+        min_value=0,
+        max_value=20,
+        initial=0,
+        label="Warm-up seeds",
+        help_text="Done first by every annotator; a lead sets their gold labels, annotators then see them.",
+    )
     generation = forms.ChoiceField(
         choices=[
             ("on_verify", "Generate a seed's edits when it is verified"),

@@ -91,4 +91,4 @@ def record_judgment(
 
 def next_open(*, campaign, user) -> Assignment | None:
     queue = Assignment.objects.open_for(user).filter(item__campaign=campaign, stage="annotate")
-    return queue.order_by("status", "item__key").first()
+    return queue.order_by("-item__is_warmup", "status", "item__key").first()  # warm-up first

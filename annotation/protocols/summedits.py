@@ -59,10 +59,13 @@ def create_campaign(
     edits_per_seed: int = 30,
     generation: str = "on_verify",
     endpoint=None,
+    warmup: int = 0,
     seed: int = 0,
 ) -> Campaign:
     """A SummEdits campaign over the project's seeds of one domain: each seed to one annotator
-    (the least loaded), and `double_share` of them to a second one for agreement."""
+    (the least loaded), and `double_share` of them to a second one for agreement. The first
+    `warmup` seeds are warm-up seeds: every annotator does them first and, once a lead has
+    labelled them (gold), sees the gold labels beside their own after submitting."""
     errors = {}
     if Campaign.objects.filter(project=project, slug=slug).exists():
         errors["name"] = f"The project already has a campaign {slug!r}."
@@ -79,6 +82,8 @@ def create_campaign(
     )
     if not seeds:
         errors["domain"] = f"No seed with a known document in domain {domain!r}."
+    elif warmup >= len(seeds):
+        errors["warmup"] = f"Leave some of the {len(seeds)} seeds for the real work."
     if errors:
         raise ValidationError(errors)
     campaign = Campaign.objects.create(
@@ -100,21 +105,33 @@ def create_campaign(
     )
     rng = random.Random(seed)
     rng.shuffle(seeds)
+    warmups, seeds = seeds[:warmup], seeds[warmup:]
     doubled = {s.pk for s in seeds[: round(double_share * len(seeds))]}
     load = {user.pk: 0 for user in annotators}
     users = {user.pk: user for user in annotators}
+    for seed_summary in warmups:
+        item = make_item(campaign, seed_summary, is_warmup=True)
+        for user in annotators:
+            services.assign(item=item, annotator=user, seed=rng.randrange(2**31))
     for seed_summary in seeds:
-        item = Item.objects.create(
-            campaign=campaign,
-            key=seed_summary.summary.external_id,
-            document_id=seed_summary.summary.document_id,
-            topic_id=seed_summary.summary.topic_id,
-        )
-        item.summaries.set([seed_summary.summary_id])
+        item = make_item(campaign, seed_summary)
         for user_id in setup.least_loaded(load, 1 + (seed_summary.pk in doubled), rng):
             services.assign(item=item, annotator=users[user_id], seed=rng.randrange(2**31))
             load[user_id] += 1
     return campaign
+
+
+def make_item(campaign: Campaign, seed_summary: SeedSummary, *, is_warmup: bool = False) -> Item:
+    item = Item.objects.create(
+        campaign=campaign,
+        key=seed_summary.summary.external_id,
+        document_id=seed_summary.summary.document_id,
+        topic_id=seed_summary.summary.topic_id,
+        round="warm-up" if is_warmup else "main",
+        is_warmup=is_warmup,
+    )
+    item.summaries.set([seed_summary.summary_id])
+    return item
 
 
 def seed_of(assignment: Assignment) -> SeedSummary:
@@ -327,6 +344,10 @@ def screen(assignment: Assignment, draft: dict, errors: dict) -> dict:
         ]
         context["done"] = sum(1 for row in context["edits"] if row["value"])
         context["generation"] = generation_progress(seed)
+        context["feedback"] = feedback(assignment)
+        if context["feedback"] and context["feedback"].get("rows"):
+            for row in context["edits"]:
+                row["gold"] = context["feedback"]["rows"].get(row["edit"].pk, {}).get("gold")
     return context
 
 
@@ -337,3 +358,76 @@ def refresh_edits(assignment: Assignment) -> None:
     before = list(assignment.summary_order or [])
     if fix_edits(assignment, seed_of(assignment)) != before:  # new edits joined
         Assignment.objects.filter(pk=assignment.pk).update(summary_order=assignment.summary_order)
+
+
+# -- warm-up: gold labels by a lead, feedback to annotators, accuracy per annotator ---------------
+@transaction.atomic
+def set_gold(*, item: Item, labels: dict[int, str], user) -> int:
+    """A lead's gold labels for a warm-up seed's edits (adjudications, which are also what the
+    statistics and the export use). Unknown edits or labels are refused."""
+    from annotation.protocols.models import Adjudication
+
+    if not item.is_warmup:
+        raise ValidationError("Only warm-up seeds have gold labels.")
+    seed = SeedSummary.objects.get(summary__in=item.summaries.all())
+    edits = set(EditedSummary.objects.filter(seed=seed).values_list("summary_id", flat=True))
+    bad = [pk for pk, label in labels.items() if pk not in edits or label not in LABEL_VALUES]
+    if bad:
+        raise ValidationError(f"Not edits of this seed, or not a label: {bad}.")
+    for pk, label in labels.items():
+        Adjudication.objects.update_or_create(
+            item=item,
+            dimension="edit_label",
+            target=f"summary:{pk}",
+            defaults={"summary_id": pk, "value": label, "decided_by": user, "note": "gold (warm-up)"},
+        )
+    services.labels_changed(campaign_ids=[item.campaign_id])
+    return len(labels)
+
+
+def gold(item: Item) -> dict[int, str]:
+    from annotation.protocols.models import Adjudication
+
+    rows = Adjudication.objects.filter(item=item, dimension="edit_label").values_list("summary_id", "value")
+    return dict(rows)
+
+
+def feedback(assignment: Assignment) -> dict | None:
+    """After a submitted warm-up seed: each edit's label beside the gold one."""
+    if not assignment.item.is_warmup or assignment.status != Assignment.Status.SUBMITTED:
+        return None
+    answers = gold(assignment.item)
+    if not answers:
+        return {"pending": True}
+    mine = dict(assignment.judgments.filter(dimension="edit_label").values_list("summary_id", "value"))
+    rows = [{"edit": pk, "mine": mine.get(pk), "gold": answers[pk]} for pk in answers if pk in mine]
+    agreed = sum(r["mine"] == r["gold"] for r in rows)
+    return {"rows": {r["edit"]: r for r in rows}, "agreed": agreed, "total": len(rows)}
+
+
+def warmup_accuracy(campaign: Campaign) -> list[dict]:
+    """Per annotator (pseudonym): edits labelled on warm-up seeds that have gold, and the share equal to gold."""
+    from annotation.protocols.models import Adjudication, Judgment
+
+    golds = {
+        (item_id, pk): value
+        for item_id, pk, value in Adjudication.objects.filter(
+            item__campaign=campaign, item__is_warmup=True, dimension="edit_label"
+        ).values_list("item_id", "summary_id", "value")
+    }
+    pseudonyms = dict(campaign.project.memberships.values_list("user_id", "pseudonym"))
+    counts = defaultdict(lambda: [0, 0])
+    rows = Judgment.objects.filter(
+        assignment__item__campaign=campaign, assignment__item__is_warmup=True, dimension="edit_label"
+    ).values_list("assignment__annotator_id", "assignment__item_id", "summary_id", "value")
+    for user_id, item_id, pk, value in rows:
+        if (item_id, pk) in golds:
+            counts[user_id][0] += 1
+            counts[user_id][1] += value == golds[(item_id, pk)]
+    return sorted(
+        (
+            {"annotator": pseudonyms.get(u, str(u)), "labelled": n, "accuracy": round(ok / n, 3) if n else None}
+            for u, (n, ok) in counts.items()
+        ),
+        key=lambda r: r["annotator"],
+    )

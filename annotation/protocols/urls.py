@@ -15,5 +15,6 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/new/summedits/", views.new_summedits_campaign, name="new_summedits"),
     path("p/<slug:slug>/campaigns/new/<slug:task>/", views.new_campaign, name="new_campaign"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
+    path("p/<slug:slug>/campaigns/<int:pk>/warm-up/", views.summedits_warmup, name="summedits_warmup"),
     path("", include("annotation.protocols.review_urls")),
 ]

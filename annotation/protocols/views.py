@@ -220,6 +220,7 @@ def new_summedits_campaign(request, project, membership):
                 edits_per_seed=data["edits_per_seed"],
                 generation=data["generation"],
                 endpoint=data["endpoint"],
+                warmup=data["warmup"],
             )
         except ValidationError as error:
             for field_name, problems in error.message_dict.items():
@@ -275,3 +276,50 @@ def campaign_progress(request, project, membership, pk):
         "progress": results.progress(campaign),
     }
     return render(request, "protocols/progress.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Membership.can_manage)
+def summedits_warmup(request, project, membership, pk):
+    """A lead's gold labels for the warm-up seeds, and each annotator's warm-up accuracy."""
+    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.SUMMEDITS)
+    items = list(campaign.items.filter(is_warmup=True).prefetch_related("summaries").order_by("key"))
+    if request.method == "POST":
+        item = next((i for i in items if str(i.pk) == request.POST.get("item")), None)
+        if item is None:
+            raise Http404("No such warm-up seed.")
+        labels = {}
+        for key, value in request.POST.items():
+            if key.startswith("l-") and key[2:].isdigit():
+                labels[int(key[2:])] = value
+        try:
+            count = summedits.set_gold(item=item, labels=labels, user=request.user)
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(request, f"Gold labels saved for {count} edits of {item.key}.")
+        return redirect("protocols:summedits_warmup", slug=project.slug, pk=campaign.pk)
+    seeds = []
+    for item in items:
+        seed = SeedSummary.objects.select_related("summary").get(summary__in=item.summaries.all())
+        answers = summedits.gold(item)
+        edits = Summary.objects.filter(edit__seed=seed).order_by("pk")
+        rows = [
+            {
+                "edit": e,
+                "name": f"l-{e.pk}",
+                "value": answers.get(e.pk, ""),
+                "diff": summedits.worddiff.diff(seed.summary.text, e.text),
+            }
+            for e in edits
+        ]
+        seeds.append({"item": item, "seed": seed, "rows": rows, "done": len(answers)})
+    context = {
+        "project": project,
+        "membership": membership,
+        "campaign": campaign,
+        "seeds": seeds,
+        "labels": summedits.LABELS,
+        "accuracy": summedits.warmup_accuracy(campaign),
+    }
+    return render(request, "protocols/summedits_warmup.html", context)

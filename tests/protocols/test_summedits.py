@@ -168,3 +168,46 @@ def test_a_lead_sets_up_a_summedits_campaign(client, data, project, lead, annota
     assert campaign.settings["domain"] == "sales_call" and campaign.items.count() == 2
     client.force_login(annotator)
     assert client.get(url).status_code == 404
+
+
+def test_warm_up_seeds_come_first_and_show_gold_after_submitting(
+    client, data, project, lead, annotator, make_user, django_capture_on_commit_callbacks
+):
+    corpus.import_data(
+        project_slug=project.slug, format="summedits", paths=sorted((data / "summedits_sample").glob("*.json"))
+    )
+    other = make_user("ann2")
+    projects.add_member(project=project, user=other, role=Role.ANNOTATOR)
+    campaign = summedits.create_campaign(
+        project=project,
+        name="S",
+        slug="s",
+        domain="sales_call",
+        annotators=[annotator, other],
+        double_share=0,
+        generation="none",
+        warmup=1,
+    )
+    warm = campaign.items.get(is_warmup=True)
+    assert Assignment.objects.filter(item=warm).count() == 2  # every annotator
+    first = services.next_open(campaign=campaign, user=annotator)
+    assert first.item == warm
+    edits = list(EditedSummary.objects.filter(seed=summedits.seed_of(first)).values_list("summary_id", flat=True))
+    client.force_login(lead)
+    post = {"item": str(warm.pk)} | {f"l-{pk}": "inconsistent" for pk in edits}
+    assert client.post(f"/p/{project.slug}/campaigns/{campaign.pk}/warm-up/", post).status_code == 302
+    first = answer(first, flaws="no", consistent="yes")
+    first = summedits.verify(assignment=first, user=annotator)
+    draft = first.draft | {f"l-{pk}": "inconsistent" for pk in first.summary_order}
+    draft[f"l-{first.summary_order[0]}"] = "consistent"
+    summedits.submit(assignment=first, draft=draft, client_token="w", user=annotator)
+    client.force_login(annotator)
+    page = client.get(f"/p/{project.slug}/assignments/{first.pk}/").content.decode()
+    assert f"matches the gold one on {len(edits) - 1} of {len(edits)} edits" in page
+    assert summedits.warmup_accuracy(campaign) == [
+        {"annotator": "A2", "labelled": len(edits), "accuracy": round((len(edits) - 1) / len(edits), 3)}
+    ]
+    client.force_login(lead)
+    assert "Same as gold" in client.get(f"/p/{project.slug}/campaigns/{campaign.pk}/warm-up/").content.decode()
+    client.force_login(annotator)
+    assert client.get(f"/p/{project.slug}/campaigns/{campaign.pk}/warm-up/").status_code == 404
