@@ -159,6 +159,7 @@ def test_a_lead_sets_up_a_summedits_campaign(client, data, project, lead, annota
         "double_share": "0.2",
         "edits_per_seed": "30",
         "generation": "on_verify",
+        "warmup": "0",
     }
     response = client.post(url, post)
     assert response.status_code == 400 and "second annotator" in response.content.decode()
