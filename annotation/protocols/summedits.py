@@ -431,3 +431,66 @@ def warmup_accuracy(campaign: Campaign) -> list[dict]:
         ),
         key=lambda r: r["annotator"],
     )
+
+
+# -- edit types by a reviewer (SummEdits section 6.3) -------------------------------------------
+TYPING_STAGE = "edit_typing"
+TYPES_TAXONOMY = "summedits-edit-types"
+
+
+def inconsistent_edits(campaign: Campaign) -> list[tuple[int, int]]:
+    """(item pk, edit summary pk) of the edits whose annotators' majority says inconsistent
+    (a tie is not inconsistent), in a stable order."""
+    from annotation.protocols.models import Judgment
+
+    votes = defaultdict(list)
+    rows = Judgment.objects.filter(
+        assignment__item__campaign=campaign, assignment__stage="annotate", dimension="edit_label"
+    ).values_list("assignment__item_id", "summary_id", "value")
+    for item_id, pk, value in rows:
+        votes[(item_id, pk)].append(value)
+    chosen = []
+    for key, values in sorted(votes.items()):
+        top = sorted(((values.count(v), v) for v in set(values)), reverse=True)
+        if top[0][1] == "inconsistent" and (len(top) == 1 or top[0][0] > top[1][0]):
+            chosen.append(key)
+    return chosen
+
+
+def typing_queue(campaign: Campaign, reviewer) -> list[tuple[int, int]]:
+    from annotation.protocols.models import Judgment
+
+    typed = set(
+        Judgment.objects.filter(
+            assignment__item__campaign=campaign, assignment__stage=TYPING_STAGE, assignment__annotator=reviewer
+        ).values_list("assignment__item_id", "summary_id")
+    )
+    return [key for key in inconsistent_edits(campaign) if key not in typed]
+
+
+@transaction.atomic
+def type_edit(*, item: Item, edit_id: int, reviewer, codes):
+    """A reviewer's edit types (one or more) for an inconsistent edit; typing again keeps the
+    earlier types as a revision."""
+    from annotation.protocols.models import Judgment, Taxonomy, TaxonomyLabel
+
+    if (item.pk, edit_id) not in set(inconsistent_edits(item.campaign)):
+        raise ValidationError("Only edits labelled inconsistent get edit types.")
+    taxonomy = Taxonomy.objects.filter(slug=TYPES_TAXONOMY).order_by("-version").first()
+    known = set(TaxonomyLabel.objects.filter(taxonomy=taxonomy).values_list("code", flat=True))
+    chosen = sorted({str(c) for c in codes})
+    if not chosen or set(chosen) - known:
+        raise ValidationError({"codes": "Choose one or more edit types from the list."})
+    assignment = services.assign(item=item, annotator=reviewer, stage=TYPING_STAGE)
+    edit = EditedSummary.objects.select_related("summary").get(summary_id=edit_id).summary
+    judgment = services.record_judgment(
+        assignment=assignment, dimension="edit_types", value=chosen, summary=edit, user=reviewer
+    )
+    Judgment.objects.filter(pk=judgment.pk).update(taxonomy=taxonomy)
+    if assignment.status != Assignment.Status.SUBMITTED:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.SUBMITTED, started_at=now, submitted_at=now
+        )
+    services.labels_changed(campaign_ids=[item.campaign_id])
+    return judgment

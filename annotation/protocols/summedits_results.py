@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from django.db.models import F
+from django.db.models import F, Q
 
 from annotation.agreement import metrics, registry
 from annotation.corpus.models import EditedSummary
@@ -102,10 +102,16 @@ def read(campaign: Campaign) -> Labels:
     )
     labels = Labels(domains, {}, defaultdict(list), [])
     answers = defaultdict(dict)  # (item, annotator) -> {dimension: value}
-    rows = Judgment.objects.filter(
-        assignment__item__campaign=campaign, assignment__stage="annotate", dimension__in=DIMENSIONS
-    ).values(
-        "dimension", "summary_id", "value", item_id=F("assignment__item_id"), annotator=F("assignment__annotator_id")
+    rows = (
+        Judgment.objects.filter(assignment__item__campaign=campaign, dimension__in=DIMENSIONS)
+        .filter(Q(assignment__stage="annotate") | Q(assignment__stage="edit_typing", dimension="edit_types"))
+        .values(
+            "dimension",
+            "summary_id",
+            "value",
+            item_id=F("assignment__item_id"),
+            annotator=F("assignment__annotator_id"),
+        )
     )
     for r in rows.order_by("pk"):
         if r["dimension"] in VERIFICATION:

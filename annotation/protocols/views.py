@@ -17,7 +17,7 @@ from annotation.corpus.models import SeedSummary, Summary
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Role
 from annotation.protocols import forms, results, services, setup, summedits, tofueval, tofueval_task2
-from annotation.protocols.models import Assignment, Campaign, Protocol
+from annotation.protocols.models import Assignment, Campaign, Item, Protocol, Taxonomy
 
 SCREENS = {
     Protocol.TOFUEVAL_TASK1: "protocols/task1.html",
@@ -323,3 +323,48 @@ def summedits_warmup(request, project, membership, pk):
         "accuracy": summedits.warmup_accuracy(campaign),
     }
     return render(request, "protocols/summedits_warmup.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Membership.can_review)
+def summedits_edit_types(request, project, membership, pk):
+    """A reviewer tags inconsistent edits with their SummEdits edit types, one after another."""
+    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.SUMMEDITS)
+    queue = summedits.typing_queue(campaign, request.user)
+    errors = {}
+    if request.method == "POST":
+        item = get_object_or_404(Item, campaign=campaign, pk=request.POST.get("item") or 0)
+        try:
+            summedits.type_edit(
+                item=item,
+                edit_id=int(request.POST.get("edit") or 0),
+                reviewer=request.user,
+                codes=request.POST.getlist("codes"),
+            )
+        except (ValidationError, ValueError) as error:
+            errors = (
+                error.message_dict
+                if hasattr(error, "error_dict")
+                else {"codes": " ".join(getattr(error, "messages", [str(error)]))}
+            )
+            errors = {k: v[0] if isinstance(v, list) else v for k, v in errors.items()}
+        else:
+            return redirect("protocols:summedits_edit_types", slug=project.slug, pk=campaign.pk)
+    current = None
+    if queue:
+        item_id, edit_id = queue[0]
+        edit = Summary.objects.select_related("document", "edit__seed__summary").get(pk=edit_id)
+        seed = edit.edit.seed.summary
+        current = {"item": item_id, "edit": edit, "seed": seed, "diff": summedits.worddiff.diff(seed.text, edit.text)}
+    taxonomy = Taxonomy.objects.filter(slug=summedits.TYPES_TAXONOMY).order_by("-version").first()
+    context = {
+        "project": project,
+        "membership": membership,
+        "campaign": campaign,
+        "current": current,
+        "remaining": len(queue),
+        "labels": taxonomy.labels.all() if taxonomy else [],
+        "errors": errors,
+        "document": current["edit"].document if current else None,
+    }
+    return render(request, "protocols/summedits_edit_types.html", context, status=400 if errors else 200)

@@ -212,3 +212,32 @@ def test_warm_up_seeds_come_first_and_show_gold_after_submitting(
     assert "Same as gold" in client.get(f"/p/{project.slug}/campaigns/{campaign.pk}/warm-up/").content.decode()
     client.force_login(annotator)
     assert client.get(f"/p/{project.slug}/campaigns/{campaign.pk}/warm-up/").status_code == 404
+
+
+def test_a_reviewer_types_inconsistent_edits_and_the_statistics_count_them(
+    client, campaign, annotator, project, make_user
+):
+    from annotation.protocols import summedits_results
+
+    reviewer = make_user("rev")
+    projects.add_member(project=project, user=reviewer, role=Role.REVIEWER)
+    assignment = summedits.verify(
+        assignment=answer(mine(campaign, annotator), flaws="no", consistent="yes"), user=annotator
+    )
+    draft = assignment.draft | {f"l-{pk}": "consistent" for pk in assignment.summary_order}
+    first = assignment.summary_order[0]
+    draft[f"l-{first}"] = "inconsistent"
+    summedits.submit(assignment=assignment, draft=draft, client_token="t", user=annotator)
+    url = f"/p/{project.slug}/campaigns/{campaign.pk}/edit-types/"
+    client.force_login(annotator)
+    assert client.get(url).status_code == 404
+    client.force_login(reviewer)
+    page = client.get(url).content.decode()
+    assert "1 inconsistent edit to type" in page and "Antonym swap" in page
+    bad = client.post(url, {"item": str(assignment.item_id), "edit": str(first)})
+    assert bad.status_code == 400 and "Choose one or more edit types" in bad.content.decode()
+    ok = client.post(url, {"item": str(assignment.item_id), "edit": str(first), "codes": ["antonym_swap"]})
+    assert ok.status_code == 302
+    assert "No inconsistent edit waits" in client.get(url).content.decode()
+    overall = summedits_results.results(campaign)["overall"]
+    assert overall["edit_types"] == [{"code": "antonym_swap", "count": 1, "share": 1.0}]
