@@ -241,3 +241,33 @@ def test_a_reviewer_types_inconsistent_edits_and_the_statistics_count_them(
     assert "No inconsistent edit waits" in client.get(url).content.decode()
     overall = summedits_results.results(campaign)["overall"]
     assert overall["edit_types"] == [{"code": "antonym_swap", "count": 1, "share": 1.0}]
+
+
+def test_two_annotators_give_both_kappas_on_the_dashboard(campaign, annotator, project):
+    from annotation.agreement import services as agreement
+
+    item = campaign.items.order_by("pk").first()
+    labels = {}
+    for user_labels, assignment in zip(
+        (
+            ["consistent", "inconsistent", "borderline", "consistent"],
+            ["consistent", "inconsistent", "consistent", "inconsistent"],
+        ),
+        Assignment.objects.filter(item=item).order_by("pk"),
+        strict=True,
+    ):
+        assignment = summedits.verify(
+            assignment=answer(assignment, flaws="no", consistent="yes"), user=assignment.annotator
+        )
+        order = sorted(assignment.summary_order)[:4]
+        draft = assignment.draft | {f"l-{pk}": "consistent" for pk in assignment.summary_order}
+        draft |= {f"l-{pk}": value for pk, value in zip(order, user_labels, strict=True)}
+        summedits.submit(assignment=assignment, draft=draft, client_token="k", user=assignment.annotator)
+        labels[assignment.annotator_id] = draft
+    figures = agreement.compute(campaign, n_boot=20)["metrics"]
+    kappas = {
+        f["variant"]: f["value"] for f in figures if f["dimension"] == "edit_label" and f["metric"] == "cohen_kappa"
+    }
+    assert set(kappas) == {"raw", "without_borderline"}
+    assert kappas["raw"] is not None and kappas["without_borderline"] is not None
+    assert kappas["without_borderline"] > kappas["raw"]  # the one borderline disagreement is dropped
