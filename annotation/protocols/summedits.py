@@ -267,7 +267,7 @@ def edits_in_order(assignment: Assignment) -> list:
     return out
 
 
-def clean_draft(raw: dict, edits: list, saved: dict, seed: SeedSummary) -> dict:
+def clean_draft(raw: dict, edit_ids: list[int], saved: dict, seed: SeedSummary) -> dict:
     """This screen's fields from an untrusted draft: step 1 answers until verified (then frozen),
     edit labels only after a pass."""
     raw = raw or {}
@@ -277,7 +277,7 @@ def clean_draft(raw: dict, edits: list, saved: dict, seed: SeedSummary) -> dict:
             k: saved[k] for k in ("flaws", "consistent", "answers_query", "verified", "verified_at") if k in saved
         }
         if verified(saved) == "pass":
-            allowed = {f"l-{edit.pk}" for edit in edits}
+            allowed = {f"l-{pk}" for pk in edit_ids}
             cleaned |= {k: str(v) for k, v in raw.items() if k in allowed and v in LABEL_VALUES}
     else:
         cleaned |= {name: raw[name] for name, _ in questions(seed) if raw.get(name) in ("yes", "no")}

@@ -50,7 +50,7 @@ def is_summedits(assignment) -> bool:
 def cleaned_draft(assignment, raw: dict, summaries: list) -> dict:
     if is_summedits(assignment):
         seed = summedits.seed_of(assignment)
-        return summedits.clean_draft(raw, summedits.edits_in_order(assignment), assignment.draft, seed)
+        return summedits.clean_draft(raw, list(assignment.summary_order or []), assignment.draft, seed)
     if is_task2(assignment):
         return tofueval_task2.clean_draft(raw, summaries, assignment.draft)
     return tofueval.clean_draft(raw, summaries)
