@@ -271,3 +271,11 @@ def test_two_annotators_give_both_kappas_on_the_dashboard(campaign, annotator, p
     assert set(kappas) == {"raw", "without_borderline"}
     assert kappas["raw"] is not None and kappas["without_borderline"] is not None
     assert kappas["without_borderline"] > kappas["raw"]  # the one borderline disagreement is dropped
+
+
+def test_the_screen_shows_the_guidelines_escaped(client, campaign, annotator, project):
+    campaign.guidelines = "Prefer <b>borderline</b> when unsure."
+    campaign.save()
+    client.force_login(annotator)
+    page = client.get(f"/p/{project.slug}/assignments/{mine(campaign, annotator).pk}/").content.decode()
+    assert "Prefer &lt;b&gt;borderline&lt;/b&gt; when unsure." in page
