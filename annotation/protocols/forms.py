@@ -135,6 +135,7 @@ class SummEditsCampaignForm(forms.Form):
     generation = forms.ChoiceField(
         choices=[
             ("on_verify", "Generate a seed's edits when it is verified"),
+            ("batch", "In batches: a lead starts generation for the seeds verified so far"),
             ("none", "Use the edits the seeds already have (e.g. imported)"),
         ],
         initial="on_verify",

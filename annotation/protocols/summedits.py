@@ -494,3 +494,23 @@ def type_edit(*, item: Item, edit_id: int, reviewer, codes):
         )
     services.labels_changed(campaign_ids=[item.campaign_id])
     return judgment
+
+
+def verified_seeds_without_edits(campaign: Campaign) -> list[SeedSummary]:
+    """Seeds some annotator verified as passing whose edits this campaign has not asked for."""
+    items = {
+        a.item_id
+        for a in Assignment.objects.filter(item__campaign=campaign).only("item_id", "draft")
+        if verified(a.draft) == "pass"
+    }
+    seeds = SeedSummary.objects.filter(summary__items__in=items).distinct().order_by("pk")
+    return [seed for seed in seeds if not generated_for(campaign, seed)]
+
+
+@transaction.atomic
+def generate_batch(*, campaign: Campaign):
+    """A lead's batch: one edits job for every verified seed still waiting for its edits."""
+    seeds = verified_seeds_without_edits(campaign)
+    if not seeds:
+        raise ValidationError("No verified seed is waiting for edits.")
+    return start_generation(campaign=campaign, seeds=seeds)

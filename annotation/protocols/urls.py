@@ -16,6 +16,7 @@ urlpatterns = [
     path("p/<slug:slug>/campaigns/new/<slug:task>/", views.new_campaign, name="new_campaign"),
     path("p/<slug:slug>/campaigns/<int:pk>/progress/", views.campaign_progress, name="progress"),
     path("p/<slug:slug>/campaigns/<int:pk>/warm-up/", views.summedits_warmup, name="summedits_warmup"),
+    path("p/<slug:slug>/campaigns/<int:pk>/generate/", views.summedits_generate, name="summedits_generate"),
     path("p/<slug:slug>/campaigns/<int:pk>/edit-types/", views.summedits_edit_types, name="summedits_edit_types"),
     path("", include("annotation.protocols.review_urls")),
 ]

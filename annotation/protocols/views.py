@@ -275,6 +275,8 @@ def campaign_progress(request, project, membership, pk):
         "campaign": campaign,
         "progress": results.progress(campaign),
     }
+    if campaign.protocol == Protocol.SUMMEDITS:
+        context["waiting_seeds"] = len(summedits.verified_seeds_without_edits(campaign))
     return render(request, "protocols/progress.html", context)
 
 
@@ -368,3 +370,17 @@ def summedits_edit_types(request, project, membership, pk):
         "document": current["edit"].document if current else None,
     }
     return render(request, "protocols/summedits_edit_types.html", context, status=400 if errors else 200)
+
+
+@require_POST
+@project_view(Membership.can_manage)
+def summedits_generate(request, project, membership, pk):
+    """A lead starts the edits of every verified seed still waiting for them (batch generation)."""
+    campaign = get_object_or_404(Campaign, project=project, pk=pk, protocol=Protocol.SUMMEDITS)
+    try:
+        job = summedits.generate_batch(campaign=campaign)
+    except ValidationError as error:
+        messages.info(request, " ".join(error.messages))
+        return redirect("protocols:progress", slug=project.slug, pk=campaign.pk)
+    messages.success(request, f"Generating edits for {len(job.params['seeds'])} verified seeds.")
+    return redirect("llm:job", slug=project.slug, pk=job.pk)

@@ -279,3 +279,40 @@ def test_the_screen_shows_the_guidelines_escaped(client, campaign, annotator, pr
     client.force_login(annotator)
     page = client.get(f"/p/{project.slug}/assignments/{mine(campaign, annotator).pk}/").content.decode()
     assert "Prefer &lt;b&gt;borderline&lt;/b&gt; when unsure." in page
+
+
+def test_batch_generation_for_verified_seeds(
+    client, data, project, lead, annotator, django_capture_on_commit_callbacks
+):
+    from annotation.llm.models import Job
+
+    corpus.import_data(
+        project_slug=project.slug, format="summedits", paths=sorted((data / "summedits_sample").glob("*.json"))
+    )
+    campaign = summedits.create_campaign(
+        project=project,
+        name="B",
+        slug="b",
+        domain="sales_call",
+        annotators=[annotator],
+        double_share=0,
+        generation="batch",
+        edits_per_seed=6,
+    )
+    assignment = Assignment.objects.filter(item__campaign=campaign).order_by("pk").first()
+    summedits.verify(assignment=answer(assignment, flaws="no", consistent="yes"), user=annotator)
+    assert not Job.objects.exists()  # nothing on verification in batch mode
+    client.force_login(lead)
+    url = f"/p/{project.slug}/campaigns/{campaign.pk}/"
+    assert (
+        "Verified seeds waiting for their edits: <strong>1</strong>" in client.get(url + "progress/").content.decode()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url + "generate/")
+    job = Job.objects.get()
+    assert response.status_code == 302 and job.params["seeds"] == [summedits.seed_of(assignment).pk]
+    assert job.status == "done"
+    assert summedits.verified_seeds_without_edits(campaign) == []
+    assert client.post(url + "generate/").status_code == 302  # nothing left: a message, not an error
+    client.force_login(annotator)
+    assert client.post(url + "generate/").status_code == 404
