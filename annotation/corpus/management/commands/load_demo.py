@@ -10,7 +10,7 @@ from annotation.corpus import services
 from annotation.projects import services as projects
 from annotation.projects.models import Project, Role
 from annotation.protocols import services as protocols
-from annotation.protocols import setup
+from annotation.protocols import setup, summedits
 from annotation.protocols.models import Assignment, Campaign, Item, Judgment, Protocol
 
 DATA = Path(__file__).resolve().parents[2] / "demo_data"
@@ -50,6 +50,7 @@ class Command(BaseCommand):
             project, annotators, "demo-completeness", "TofuEval completeness (demo)", Protocol.TOFUEVAL_TASK2
         )
         self.demo_labels(project, annotators)
+        self.demo_summedits(project, annotators)
         self.stdout.write(self.style.SUCCESS("\nDemo logins (new passwords each run):"))
         for user, role in passwords:
             self.stdout.write(f"  {user.username:<12} {user.password_plain:<26} {role}")
@@ -95,6 +96,21 @@ class Command(BaseCommand):
                 item.summaries.set(summaries)
             for annotator in annotators:
                 protocols.assign(item=item, annotator=annotator)
+
+    def demo_summedits(self, project, annotators):
+        """A SummEdits campaign over the sales-call seeds: both annotators, every seed twice, edits
+        generated on verification by the offline rules (no model needed)."""
+        if Campaign.objects.filter(project=project, slug="demo-summedits").exists():
+            return
+        summedits.create_campaign(
+            project=project,
+            name="SummEdits sales calls (demo)",
+            slug="demo-summedits",
+            domain="sales_call",
+            annotators=annotators,
+            double_share=1.0,
+            edits_per_seed=30,
+        )
 
     @transaction.atomic
     def demo_labels(self, project, annotators):
