@@ -1,5 +1,6 @@
-"""SummEdits in Chromium from the keyboard alone: verify a seed, label its 30+ edits with single
-keys (automatic advance), reload half-way and find everything there, then submit."""
+"""SummEdits in Chromium from the keyboard alone: verify a seed (its edits are generated on
+verification), label its 40-odd edits with single keys (automatic advance), reload half-way and
+find everything there, then submit."""
 
 import re
 
@@ -7,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.corpus import services as corpus
-from annotation.corpus.models import SeedSummary
+from annotation.corpus.models import SeedSummary, Summary
 from annotation.protocols import summedits
 from annotation.protocols.models import Assignment, Judgment
 from tests.browser.test_pages import sign_in
@@ -28,7 +29,8 @@ def assignment(data, project, annotator):
         domain="sales_call",
         annotators=[annotator],
         double_share=0,
-        generation="none",
+        generation="on_verify",  # the offline rules add edits when the seed passes
+        edits_per_seed=8,
     )
     seed = SeedSummary.objects.get(summary__external_id="sales_call_0_og")
     return Assignment.objects.get(item__campaign=campaign, item__summaries=seed.summary)
@@ -51,8 +53,10 @@ def test_verify_then_label_every_edit_by_keyboard_with_a_reload(live_server, pag
     page.keyboard.press("Control+Enter")
     expect(page.locator("h1")).to_have_text("Label the edits")
     total = page.locator("fieldset.edit").count()
-    assert total >= 30
-    keys = "cibc" * 10
+    seed = SeedSummary.objects.get(summary__external_id="sales_call_0_og")
+    generated = Summary.objects.filter(edit__seed=seed, origin="baseline").count()
+    assert generated > 0 and total == 34 + generated  # the release's edits and the generated ones
+    keys = "cibc" * 20
     for key in keys[:15]:
         page.keyboard.press(key)
     assert labelled(page) == 15
