@@ -48,6 +48,7 @@ def grouped_counts(ids):
 SCREENS = {
     Protocol.TOFUEVAL_TASK1,
     Protocol.TOFUEVAL_TASK2,
+    Protocol.SUMMEDITS,
     Protocol.EXPLANATION_RATING,
 }  # protocols whose annotation screen exists
 

@@ -316,3 +316,9 @@ def test_batch_generation_for_verified_seeds(
     assert client.post(url + "generate/").status_code == 302  # nothing left: a message, not an error
     client.force_login(annotator)
     assert client.post(url + "generate/").status_code == 404
+
+
+def test_the_home_page_starts_the_summedits_queue(client, campaign, annotator, project):
+    client.force_login(annotator)
+    page = client.get("/").content.decode()
+    assert f"/p/{project.slug}/campaigns/{campaign.pk}/next/" in page and "screen coming" not in page
