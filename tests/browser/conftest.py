@@ -53,4 +53,5 @@ def _reference_data(request):
     from annotation.protocols.models import Taxonomy, TaxonomyLabel
 
     taxonomy_data.load(Taxonomy, TaxonomyLabel)
+    taxonomy_data.load(Taxonomy, TaxonomyLabel, taxonomies=taxonomy_data.TAXONOMIES_V2, version=2)
     llm.load_default_prompts()

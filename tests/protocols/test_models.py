@@ -106,7 +106,7 @@ def test_double_share_must_be_a_share(project):
 def test_the_four_taxonomies_are_loaded_with_definitions():
     slugs = dict(Taxonomy.objects.filter(version=1).values_list("slug", "name"))
     assert set(slugs) == {"tofueval-error-types", "ramprasad-categories", "madisse-ambiguity", "summedits-edit-types"}
-    madisse = Taxonomy.objects.get(slug="madisse-ambiguity")
+    madisse = Taxonomy.objects.get(slug="madisse-ambiguity", version=1)
     top = madisse.labels.filter(parent__isnull=True).values_list("code", flat=True)
     assert list(top) == ["implicit_reasoning", "meaning", "context", "other_evaluability"]
     assert madisse.labels.get(code="meaning").children.count() == 8
