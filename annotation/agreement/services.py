@@ -100,6 +100,8 @@ def compute(campaign: Campaign, filters: dict | None = None, *, n_boot: int = BO
     by_dimension = defaultdict(list)
     for r in rows:
         by_dimension[r["dimension"]].append(r)
+    if "span" in by_dimension:
+        by_dimension["span"] += marked_nothing(by_dimension["span"], by_dimension.get("has_inconsistency", []))
     adjudicated = defaultdict(list)
     for r in adjudicated_rows(campaign):
         adjudicated[r["dimension"]].append(r)
@@ -115,6 +117,17 @@ def compute(campaign: Campaign, filters: dict | None = None, *, n_boot: int = BO
     out["annotator_names"] = sorted({r["annotator"] for r in rows})
     out["rounds"] = sorted({r["round"] for r in rows}, key=round_order(campaign))
     return out
+
+
+def marked_nothing(span_rows: list[dict], verdicts: list[dict]) -> list[dict]:
+    """An annotator who judged a summary and marked no span in it takes part in span F1 as
+    "marked nothing": an empty span row for each such (summary, annotator)."""
+    marked = {(r["summary"], r["annotator"]) for r in span_rows}
+    return [
+        {**r, "dimension": "span", "unit": f"{r['unit']}/span:none", "value": None}
+        for r in verdicts
+        if r["summary"] is not None and (r["summary"], r["annotator"]) not in marked
+    ]
 
 
 def round_order(campaign: Campaign):

@@ -50,6 +50,8 @@ SCREENS = {
     Protocol.TOFUEVAL_TASK2,
     Protocol.SUMMEDITS,
     Protocol.EXPLANATION_RATING,
+    Protocol.AMBIGUITY,
+    Protocol.SPANS,
 }  # protocols whose annotation screen exists
 
 

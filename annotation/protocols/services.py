@@ -58,10 +58,21 @@ def save_draft(*, assignment_id: int, draft: dict, version: int, active_seconds_
 
 
 def record_judgment(
-    *, assignment: Assignment, dimension: str, value, explanation: str = "", summary=None, sentence=None, user=None
+    *,
+    assignment: Assignment,
+    dimension: str,
+    value,
+    explanation: str = "",
+    summary=None,
+    sentence=None,
+    user=None,
+    suffix: str = "",
+    taxonomy=None,
 ) -> Judgment | None:
-    """Create or update one label; a changed label keeps its earlier value as a revision."""
-    target = Judgment.make_target(summary=summary, sentence=sentence)
+    """Create or update one label; a changed label keeps its earlier value as a revision.
+
+    `suffix` names a sub-unit (e.g. "span:3"); `taxonomy` is the version the value's codes come from."""
+    target = Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)
     existing = Judgment.objects.filter(assignment=assignment, dimension=dimension, target=target).first()
     if existing is None:
         return Judgment.objects.create(
@@ -72,7 +83,11 @@ def record_judgment(
             sentence=sentence,
             value=value,
             explanation=explanation,
+            taxonomy=taxonomy,
         )
+    if taxonomy is not None and existing.taxonomy_id != taxonomy.pk:
+        existing.taxonomy = taxonomy
+        existing.save(update_fields=["taxonomy"])
     if existing.value == value and existing.explanation == explanation:
         return existing
     JudgmentRevision.objects.create(

@@ -1,5 +1,6 @@
-"""A lead sets up a TofuEval task 1 or task 2 campaign: which (document, topic) items with which summaries,
-who annotates them, how many annotators per item, and in which rounds.
+"""A lead sets up a campaign of TofuEval task 1 or task 2 (an item is a (document, topic) with its
+summaries), of ambiguity labelling (an item is one summary sentence) or of span marking (an item
+is one summary): which units, who annotates them, how many annotators per item, in which rounds.
 
 Assignment balances load (each item goes to the annotators with the fewest items so far, ties
 broken by a seeded shuffle) and never gives one annotator the same item twice; each assignment
@@ -16,7 +17,7 @@ from django.db import transaction
 from annotation.corpus.models import Summary
 from annotation.projects.models import Project
 from annotation.protocols import services, tofueval
-from annotation.protocols.models import Campaign, Item, Protocol
+from annotation.protocols.models import Campaign, Item, Protocol, Taxonomy
 
 GUIDELINES = "\n\n".join(
     [
@@ -39,7 +40,33 @@ TASK2_GUIDELINES = "\n\n".join(
         "summary covers none of them, say so.",
     ]
 )
-DEFAULT_GUIDELINES = {Protocol.TOFUEVAL_TASK1: GUIDELINES, Protocol.TOFUEVAL_TASK2: TASK2_GUIDELINES}
+AMBIGUITY_GUIDELINES = "\n\n".join(
+    [
+        "Ambiguity (MADISSE, Koupaee et al., section 4). Read the highlighted summary sentence in its summary "
+        "and the source. Do not judge whether it is consistent: judge whether an ambiguity affects whether it "
+        "can be judged, i.e. whether careful readers could reasonably disagree about its consistency because "
+        "of how the sentence or the source can be read.",
+        "If it can: choose the type from the taxonomy (its definitions and examples are beside each type) and "
+        "describe the ambiguity in a sentence or two: which words, which readings.",
+    ]
+)
+SPANS_GUIDELINES = "\n\n".join(
+    [
+        "Span-level inconsistencies (Ramprasad et al. 2024, section 2.3). Read the dialogue, then mark every "
+        "minimal span of the summary that the dialogue does not support: the fewest words that carry the error.",
+        "For each span choose its category and whether it is intrinsic (it misstates something the dialogue "
+        "says) or extrinsic (it adds something the dialogue does not say); link the turns that show the "
+        "inconsistency, or mark that no evidence exists (unsupported information); add a note if it helps.",
+        "A summary with no inconsistent span is marked as such explicitly.",
+    ]
+)
+DEFAULT_GUIDELINES = {
+    Protocol.TOFUEVAL_TASK1: GUIDELINES,
+    Protocol.TOFUEVAL_TASK2: TASK2_GUIDELINES,
+    Protocol.AMBIGUITY: AMBIGUITY_GUIDELINES,
+    Protocol.SPANS: SPANS_GUIDELINES,
+}
+TAXONOMIES = {Protocol.AMBIGUITY: "madisse-ambiguity", Protocol.SPANS: "ramprasad-categories"}
 
 
 @dataclass
@@ -59,15 +86,50 @@ class Plan:
     protocol: str = Protocol.TOFUEVAL_TASK1
 
 
-def candidate_items(project: Project, plan: Plan) -> dict[tuple[int, int], list[int]]:
-    """(document, topic) -> its annotatable summaries that pass the filters."""
-    rows = Summary.objects.annotatable().filter(project=project, topic__isnull=False)
+@dataclass(frozen=True)
+class Unit:
+    """What one item of the campaign is about."""
+
+    key: str
+    document_id: int
+    topic_id: int | None = None
+    sentence_id: int | None = None
+    summary_ids: tuple[int, ...] = ()
+
+
+def candidate_units(project: Project, plan: Plan) -> list[Unit]:
+    """The items the plan's protocol would create, in a stable order before shuffling."""
+    if plan.protocol in (Protocol.TOFUEVAL_TASK1, Protocol.TOFUEVAL_TASK2):
+        items = candidate_items(project, plan)
+        return [Unit(f"{d}/{t}", d, t, None, tuple(ids)) for (d, t), ids in sorted(items.items())]
+    rows = filtered(Summary.objects.annotatable().filter(project=project, edit__isnull=True, seed__isnull=True), plan)
+    if plan.protocol == Protocol.SPANS:
+        values = rows.values_list("pk", "document_id", "topic_id").order_by("pk")
+        return [Unit(f"summary:{pk}", d, t, None, (pk,)) for pk, d, t in values]
+    values = rows.values_list("sentences__pk", "pk", "document_id", "topic_id").order_by("pk", "sentences__index")
+    return [Unit(f"sentence:{s}", d, t, s, (pk,)) for s, pk, d, t in values if s is not None]
+
+
+def filtered(rows, plan: Plan):
     if plan.datasets:
         rows = rows.filter(document__dataset__in=plan.datasets)
     if plan.splits:
         rows = rows.filter(document__split__in=plan.splits)
     if plan.systems:
         rows = rows.filter(system__in=plan.systems)
+    return rows
+
+
+NOTHING_TO_ANNOTATE = {
+    None: "No summaries with a topic and a known document match these filters.",
+    Protocol.AMBIGUITY: "No summary sentences of a known document match these filters.",
+    Protocol.SPANS: "No summaries of a known document match these filters.",
+}
+
+
+def candidate_items(project: Project, plan: Plan) -> dict[tuple[int, int], list[int]]:
+    """(document, topic) -> its annotatable summaries that pass the filters."""
+    rows = filtered(Summary.objects.annotatable().filter(project=project, topic__isnull=False), plan)
     items = defaultdict(list)
     for summary_id, document_id, topic_id in rows.values_list("pk", "document_id", "topic_id").order_by("pk"):
         items[(document_id, topic_id)].append(summary_id)
@@ -91,12 +153,14 @@ def check(project: Project, plan: Plan) -> None:
 @transaction.atomic
 def create_campaign(*, project: Project, plan: Plan) -> Campaign:
     check(project, plan)
-    items = candidate_items(project, plan)
-    if not items:
-        raise ValidationError({"__all__": "No summaries with a topic and a known document match these filters."})
+    units = candidate_units(project, plan)
+    if not units:
+        raise ValidationError({"__all__": NOTHING_TO_ANNOTATE.get(plan.protocol, NOTHING_TO_ANNOTATE[None])})
     rng = random.Random(plan.seed)
-    keys = sorted(items)
-    rng.shuffle(keys)
+    rng.shuffle(units)
+    taxonomy = None
+    if plan.protocol in TAXONOMIES:
+        taxonomy = Taxonomy.objects.filter(slug=TAXONOMIES[plan.protocol]).order_by("-version").first()
     campaign = Campaign.objects.create(
         project=project,
         slug=plan.slug,
@@ -107,13 +171,14 @@ def create_campaign(*, project: Project, plan: Plan) -> Campaign:
         double_share=plan.double_share,
         rounds=plan.rounds,
         status=Campaign.Status.ACTIVE,
+        taxonomy=taxonomy,
     )
     load = {user.pk: 0 for user in plan.annotators}
     users = {user.pk: user for user in plan.annotators}
-    doubled = set(keys[: round(plan.double_share * len(keys))])
-    for position, key in enumerate(keys):
-        item = make_item(campaign, key, items[key], round_of(position, plan))
-        for user_id in least_loaded(load, plan.per_item + (key in doubled), rng):
+    doubled = {unit.key for unit in units[: round(plan.double_share * len(units))]}
+    for position, unit in enumerate(units):
+        item = make_item(campaign, unit, round_of(position, plan))
+        for user_id in least_loaded(load, plan.per_item + (unit.key in doubled), rng):
             services.assign(item=item, annotator=users[user_id], seed=rng.randrange(2**31))
             load[user_id] += 1
     return campaign
@@ -125,12 +190,16 @@ def round_of(position: int, plan: Plan) -> str:
     return plan.rounds[min(position // plan.pilot_items, last) if plan.pilot_items else last]
 
 
-def make_item(campaign: Campaign, key: tuple[int, int], summary_ids: list[int], round_name: str) -> Item:
-    document_id, topic_id = key
+def make_item(campaign: Campaign, unit: Unit, round_name: str) -> Item:
     item = Item.objects.create(
-        campaign=campaign, key=f"{document_id}/{topic_id}", document_id=document_id, topic_id=topic_id, round=round_name
+        campaign=campaign,
+        key=unit.key,
+        document_id=unit.document_id,
+        topic_id=unit.topic_id,
+        sentence_id=unit.sentence_id,
+        round=round_name,
     )
-    item.summaries.set(summary_ids)
+    item.summaries.set(unit.summary_ids)
     return item
 
 

@@ -7,6 +7,8 @@ urlpatterns = [
     # First: its "campaigns/new/explanation-rating/" would otherwise match "campaigns/new/<task>/".
     path("", include("annotation.protocols.explanation_urls")),
     path("", include("annotation.protocols.summedits_urls")),
+    path("", include("annotation.protocols.spans_urls")),
+    path("", include("annotation.protocols.ambiguity_urls")),
     path("p/<slug:slug>/assignments/<int:pk>/", views.assignment_screen, name="assignment"),
     path("p/<slug:slug>/assignments/<int:pk>/draft/", views.assignment_draft, name="assignment_draft"),
     path("p/<slug:slug>/assignments/<int:pk>/submit/", views.assignment_submit, name="assignment_submit"),

@@ -16,13 +16,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.corpus.models import SeedSummary, Summary
 from annotation.projects.decorators import project_view
 from annotation.projects.models import Membership, Role
-from annotation.protocols import forms, results, services, setup, summedits, tofueval, tofueval_task2
+from annotation.protocols import ambiguity, forms, results, services, setup, spans, summedits, tofueval, tofueval_task2
 from annotation.protocols.models import Assignment, Campaign, Item, Protocol, Taxonomy
 
+# Protocols whose screen is one module with TEMPLATE, clean_draft(raw, assignment) -> draft,
+# screen(assignment, draft, errors) -> extra context, and submit(assignment=, draft=, client_token=, user=).
+PLUGGED = {Protocol.AMBIGUITY: ambiguity, Protocol.SPANS: spans}
 SCREENS = {
     Protocol.TOFUEVAL_TASK1: "protocols/task1.html",
     Protocol.TOFUEVAL_TASK2: "protocols/task2.html",
     Protocol.SUMMEDITS: "protocols/summedits.html",
+    **{protocol: module.TEMPLATE for protocol, module in PLUGGED.items()},
 }
 
 
@@ -48,6 +52,8 @@ def is_summedits(assignment) -> bool:
 
 
 def cleaned_draft(assignment, raw: dict, summaries: list) -> dict:
+    if assignment.item.campaign.protocol in PLUGGED:
+        return PLUGGED[assignment.item.campaign.protocol].clean_draft(raw, assignment)
     if is_summedits(assignment):
         seed = summedits.seed_of(assignment)
         return summedits.clean_draft(raw, list(assignment.summary_order or []), assignment.draft, seed)
@@ -81,6 +87,8 @@ def assignment_page(request, project, membership, assignment, *, draft=None, err
         context["max_key_points"] = tofueval_task2.MAX_KEY_POINTS
     if is_summedits(assignment):
         context["se"] = summedits.screen(assignment, draft, errors or {})
+    if assignment.item.campaign.protocol in PLUGGED:
+        context.update(PLUGGED[assignment.item.campaign.protocol].screen(assignment, draft, errors or {}))
     return render(request, SCREENS[assignment.item.campaign.protocol], context, status=status)
 
 
@@ -162,9 +170,9 @@ def assignment_submit(request, project, membership, pk):
                 )
                 return redirect("protocols:next", slug=project.slug, pk=assignment.item.campaign_id)
             return redirect("protocols:assignment", slug=project.slug, pk=assignment.pk)
-        submit = {Protocol.TOFUEVAL_TASK2: tofueval_task2.submit, Protocol.SUMMEDITS: summedits.submit}.get(
-            assignment.item.campaign.protocol, tofueval.submit
-        )
+        submits = {Protocol.TOFUEVAL_TASK2: tofueval_task2.submit, Protocol.SUMMEDITS: summedits.submit}
+        submits |= {protocol: module.submit for protocol, module in PLUGGED.items()}
+        submit = submits.get(assignment.item.campaign.protocol, tofueval.submit)
         submit(assignment=assignment, draft=draft, client_token=token, user=request.user)
     except ValidationError as error:
         errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": " ".join(error.messages)}
@@ -233,7 +241,12 @@ def new_summedits_campaign(request, project, membership):
     return render(request, "protocols/new_campaign.html", context, status=400 if form.errors else 200)
 
 
-NEW_CAMPAIGN = {"tofueval-task1": Protocol.TOFUEVAL_TASK1, "tofueval-task2": Protocol.TOFUEVAL_TASK2}
+NEW_CAMPAIGN = {
+    "tofueval-task1": Protocol.TOFUEVAL_TASK1,
+    "tofueval-task2": Protocol.TOFUEVAL_TASK2,
+    "ambiguity": Protocol.AMBIGUITY,
+    "spans": Protocol.SPANS,
+}
 
 
 @require_http_methods(["GET", "POST"])

@@ -32,6 +32,7 @@ EXPLANATION = "The dialogue says 4 pm, not 5 pm."
 def flagged(project, annotator, lead, make_user):
     # Transactional tests before this one flushed what the migrations loaded.
     taxonomy_data.load(Taxonomy, TaxonomyLabel)
+    taxonomy_data.load(Taxonomy, TaxonomyLabel, taxonomies=taxonomy_data.TAXONOMIES_V2, version=2)
     projects.add_member(project=project, user=make_user("rev-a"), role=Role.REVIEWER)
     turns = [
         {"speaker": "Ana", "text": "Shall we meet at 4 pm on Friday?"},
