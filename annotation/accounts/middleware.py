@@ -8,7 +8,7 @@ DIRECTIVES = {
     "font-src": "'self'",
     "connect-src": "'self'",
     "object-src": "'none'",
-    "base-uri": "'self'",
+    "base-uri": "'none'",
     "form-action": "'self'",
     "frame-ancestors": "'none'",
 }

@@ -1,16 +1,62 @@
+import re
 from decimal import Decimal
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from annotation.llm.models import Endpoint, Job, Prompt
+from annotation.projects.models import Project, Role
 from annotation.protocols.models import Campaign
+
+# The worker sends the named variable's value to the base URL as a bearer token: from the web, only
+# names that read as an API key, never one of the server's own secrets (the command line may name any).
+KEY_VARIABLE = re.compile(r"^[A-Z][A-Z0-9_]*_KEY$")
+NOT_A_KEY_VARIABLE = re.compile(r"SECRET|PASSWORD|PASSWD|PRIVATE|SIGNING|SESSION|DATABASE|DJANGO|CELERY|REDIS")
 
 
 class EndpointForm(forms.ModelForm):
+    """Add or change an endpoint. A lead's endpoint belongs to a project they lead (the only one
+    they lead, unless they choose); only staff add shared endpoints or change them."""
+
+    def __init__(self, data=None, *, user, **kwargs):
+        super().__init__(data, **kwargs)
+        self.user = user
+        led = Project.objects.filter(
+            memberships__user=user, memberships__role=Role.LEAD, memberships__is_external=False
+        ).order_by("name")
+        field = self.fields["project"]
+        field.queryset = Project.objects.order_by("name") if user.is_staff else led
+        field.empty_label = "Shared by every project" if user.is_staff else "The project I lead"
+        if self.instance.pk and not user.is_staff:
+            field.disabled = True  # a lead does not move an endpoint to (or from) another project
+
+    def clean_project(self):
+        project = self.cleaned_data.get("project")
+        if self.instance.pk and not self.user.is_staff:
+            return self.instance.project
+        if project is None and not self.user.is_staff:
+            led = list(self.fields["project"].queryset[:2])
+            if len(led) != 1:
+                raise ValidationError("Choose the project this endpoint is for; only staff add shared endpoints.")
+            return led[0]
+        return project
+
+    def clean_key_env(self):
+        name = self.cleaned_data.get("key_env", "")
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+            return name  # empty, or not a variable name at all: the model's validator says so
+        if not KEY_VARIABLE.match(name) or NOT_A_KEY_VARIABLE.search(name):
+            raise ValidationError(
+                "The name of a variable that holds an API key and nothing else, ending in _KEY "
+                "(e.g. OPENAI_API_KEY); the server's own secrets cannot be named here."
+            )
+        return name
+
     class Meta:
         model = Endpoint
         fields = [
             "name",
+            "project",
             "kind",
             "base_url",
             "model",
@@ -49,7 +95,7 @@ class JobForm(forms.Form):
         choices=[(k, label) for k, label in Job.Kind.choices if k in ("topics", "summaries", "judge")]
     )
     endpoints = forms.ModelMultipleChoiceField(
-        queryset=Endpoint.objects.filter(is_active=True),
+        queryset=Endpoint.objects.none(),
         widget=forms.CheckboxSelectMultiple,
         help_text="One job per endpoint, e.g. summaries from several models.",
     )
@@ -91,6 +137,7 @@ class JobForm(forms.Form):
 
     def __init__(self, data=None, *, project):
         super().__init__(data)
+        self.fields["endpoints"].queryset = Endpoint.objects.filter(is_active=True).usable_by(project)
         self.fields["campaign"].queryset = Campaign.objects.filter(project=project)
 
     def params(self) -> dict:

@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.projects.models import Project
+from annotation.projects.models import Project, Role
 
 ENV_NAME = RegexValidator(r"^[A-Z_][A-Z0-9_]{0,99}$", "An environment variable name: capitals, digits and _.")
 
@@ -30,12 +30,41 @@ def check_base_url(value: str) -> None:
         raise ValidationError("A base URL such as http://127.0.0.1:8001/v1 (http or https, no user:password@).")
 
 
+class EndpointQuerySet(models.QuerySet):
+    def usable_by(self, project):
+        """What a project's jobs may run on: the shared endpoints and the project's own."""
+        return self.filter(Q(project__isnull=True) | Q(project=project))
+
+    def visible_to(self, user):
+        """Staff see every endpoint; a lead sees the shared ones and those of projects they lead."""
+        if user.is_staff:
+            return self
+        led = Project.objects.filter(
+            memberships__user=user, memberships__role=Role.LEAD, memberships__is_external=False
+        )
+        return self.filter(Q(project__isnull=True) | Q(project__in=led))
+
+
 class Endpoint(models.Model):
+    """Where a model answers. A shared endpoint (no project) serves every project and only staff
+    or the command line change it; a project's endpoint serves that project's jobs only and its
+    leads change it. Either way the base URL is set by a lead, staff or an operator, never by an
+    annotator, an import file or a model's output."""
+
     class Kind(models.TextChoices):
         OPENAI = "openai", "OpenAI-compatible HTTP API"
         OFFLINE = "offline", "Offline baseline (rule-based, no model)"
 
     name = models.SlugField(max_length=80, unique=True)
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="llm_endpoints",
+        help_text="Only this project's jobs use it and only its leads change it. Empty: shared by every project "
+        "(changed by staff or on the command line only).",
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OPENAI)
     base_url = models.CharField(max_length=500, blank=True, validators=[check_base_url])
     model = models.CharField(max_length=200, blank=True)
@@ -56,6 +85,8 @@ class Endpoint(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = EndpointQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -73,6 +104,16 @@ class Endpoint(models.Model):
 
     def is_baseline(self) -> bool:
         return self.kind == self.Kind.OFFLINE
+
+    def can_be_changed_by(self, user) -> bool:
+        if user.is_staff:
+            return True
+        if self.project_id is None:
+            return False
+        return self.project.memberships.filter(user=user, role=Role.LEAD, is_external=False).exists()
+
+    def is_usable_by(self, project) -> bool:
+        return self.project_id is None or self.project_id == project.pk
 
     def api_key(self) -> str:
         """The key from the environment; local servers (vLLM, Ollama, llama.cpp) accept any."""

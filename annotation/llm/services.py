@@ -51,6 +51,8 @@ def create_job(
     user=None,
 ) -> Job:
     """A job with one unit per document / topic / sentence ..., enqueued once the row exists."""
+    if not endpoint.is_usable_by(project):  # the views filter too; this holds for every caller
+        raise ValidationError({"endpoint": f"The endpoint {endpoint.name!r} belongs to another project."})
     if prompt is None and not endpoint.is_baseline():
         prompt = kinds.default_prompt(kind)
     kinds.check(kind=kind, endpoint=endpoint, prompt=prompt)

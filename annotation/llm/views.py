@@ -1,5 +1,6 @@
-"""LLM pages. Endpoints and prompts are instance-wide: staff and project leads configure them
-(only they and the command line can set a base URL). Jobs belong to a project and its leads."""
+"""LLM pages. Prompts are instance-wide: staff and project leads edit them. An endpoint is either
+shared (staff and the command line change it; leads see and use it) or a project's own (its leads
+change it, its jobs alone use it): only they can set a base URL. Jobs belong to a project and its leads."""
 
 import json
 from functools import wraps
@@ -9,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
-from django.http import Http404
+from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
@@ -47,14 +48,14 @@ def llm_manager(view):
 @require_http_methods(["GET", "POST"])
 @llm_manager
 def endpoints(request):
-    form = forms.EndpointForm(request.POST or None)
+    form = forms.EndpointForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         endpoint = form.save(commit=False)
         endpoint.created_by = request.user
         endpoint.save()
         messages.success(request, f"Endpoint {endpoint.name} added.")
         return redirect("llm:endpoints")
-    rows = Endpoint.objects.annotate(job_count=Count("jobs"))
+    rows = Endpoint.objects.visible_to(request.user).select_related("project").annotate(job_count=Count("jobs"))
     context = {"endpoints": rows, "form": form}
     return render(request, "llm/endpoints.html", context, status=400 if form.errors else 200)
 
@@ -62,15 +63,18 @@ def endpoints(request):
 @require_http_methods(["GET", "POST"])
 @llm_manager
 def endpoint_edit(request, pk):
-    endpoint = get_object_or_404(Endpoint, pk=pk)
-    form = forms.EndpointForm(request.POST or None, instance=endpoint)
+    """Another project's endpoint is 404; a shared one is read-only for leads (403 on a change)."""
+    endpoint = get_object_or_404(Endpoint.objects.visible_to(request.user).select_related("project"), pk=pk)
+    editable = endpoint.can_be_changed_by(request.user)
+    if request.method == "POST" and not editable:
+        return HttpResponseForbidden("A shared endpoint is changed by staff or on the command line.")
+    form = forms.EndpointForm(request.POST or None, instance=endpoint, user=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()
         messages.success(request, f"Endpoint {endpoint.name} saved.")
         return redirect("llm:endpoints")
-    return render(
-        request, "llm/endpoint_edit.html", {"endpoint": endpoint, "form": form}, status=400 if form.errors else 200
-    )
+    context = {"endpoint": endpoint, "form": form, "editable": editable}
+    return render(request, "llm/endpoint_edit.html", context, status=400 if form.errors else 200)
 
 
 # -- prompts ------------------------------------------------------------------------------------

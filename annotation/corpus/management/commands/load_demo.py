@@ -3,7 +3,8 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.corpus import services
@@ -35,6 +36,12 @@ class Command(BaseCommand):
         parser.add_argument("--project", default="demo")
 
     def handle(self, *args, **opts):
+        if not settings.DEBUG:
+            # it resets the passwords of users named lead, annotator1... and makes `lead` a
+            # superuser: never on a production database
+            raise CommandError(
+                "load_demo creates users with well-known names; it runs only with DEBUG=1 (make run sets it)."
+            )
         slug = opts["project"]
         for format, paths, options in IMPORTS:
             counts, _ = services.import_data(project_slug=slug, format=format, paths=paths, options=options)
@@ -51,6 +58,8 @@ class Command(BaseCommand):
         )
         self.demo_labels(project, annotators)
         self.demo_summedits(project, annotators)
+        self.demo_ambiguity(project, annotators)
+        self.demo_spans(project, annotators)
         self.stdout.write(self.style.SUCCESS("\nDemo logins (new passwords each run):"))
         for user, role in passwords:
             self.stdout.write(f"  {user.username:<12} {user.password_plain:<26} {role}")
@@ -111,6 +120,44 @@ class Command(BaseCommand):
             double_share=1.0,
             edits_per_seed=30,
         )
+
+    def demo_ambiguity(self, project, annotators):
+        """An ambiguity campaign over the MADISSE sample's sentences (their summaries have no
+        summarizer name), every sentence by both annotators, for the reviewer to adjudicate."""
+        if Campaign.objects.filter(project=project, slug="demo-ambiguity").exists():
+            return
+        plan = setup.Plan(
+            name="Ambiguity (demo)",
+            slug="demo-ambiguity",
+            annotators=annotators,
+            per_item=2,
+            systems=[""],
+            guidelines=setup.AMBIGUITY_GUIDELINES,
+            protocol=Protocol.AMBIGUITY,
+        )
+        setup.create_campaign(project=project, plan=plan)
+
+    def demo_spans(self, project, annotators):
+        """A span campaign over the summaries of the Ramprasad et al. example dialogues, by both annotators."""
+        if Campaign.objects.filter(project=project, slug="demo-spans").exists():
+            return
+        datasets = sorted(
+            set(
+                Item.objects.filter(campaign__project=project, campaign__slug="release-ramprasad").values_list(
+                    "document__dataset", flat=True
+                )
+            )
+        )
+        plan = setup.Plan(
+            name="Span-level inconsistencies (demo)",
+            slug="demo-spans",
+            annotators=annotators,
+            per_item=2,
+            datasets=datasets,
+            guidelines=setup.SPANS_GUIDELINES,
+            protocol=Protocol.SPANS,
+        )
+        setup.create_campaign(project=project, plan=plan)
 
     @transaction.atomic
     def demo_labels(self, project, annotators):
