@@ -9,6 +9,10 @@ from annotation.llm.models import Job
 from annotation.projects.models import Membership, Project
 
 
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="send as the header 'Authorization: Token <token>'")
+
+
 class MembershipSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username")
     pseudonym = serializers.SerializerMethodField(help_text="Only for leads: who carries which pseudonym.")

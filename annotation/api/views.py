@@ -3,8 +3,9 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -12,8 +13,10 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from annotation.agreement import services as agreement
+from annotation.agreement import views as agreement_views
 from annotation.api import serializers
 from annotation.api.permissions import project_for
+from annotation.api.schema import PATH, PATH_WITH_ID, responses
 from annotation.corpus import services as corpus
 from annotation.corpus import views as corpus_views
 from annotation.corpus.models import Document, ImportJob, Summary
@@ -30,7 +33,14 @@ class ObtainToken(ObtainAuthToken):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
 
+    @extend_schema(
+        request=AuthTokenSerializer, responses=responses({200: serializers.TokenSerializer}, 400, 429), auth=[]
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
 
+
+@extend_schema_view(get=extend_schema(responses=responses({200: serializers.ProjectSerializer}, 403, 404)))
 class ProjectList(generics.ListAPIView):
     serializer_class = serializers.ProjectSerializer
 
@@ -43,13 +53,16 @@ class ProjectList(generics.ListAPIView):
 
 
 class ProjectDetail(APIView):
-    @extend_schema(responses=serializers.ProjectSerializer)
+    @extend_schema(parameters=PATH, responses=responses({200: serializers.ProjectSerializer}, 403, 404))
     def get(self, request, slug):
         project, membership = project_for(request, slug)
         data = serializers.ProjectSerializer(project, context={"roles": {project.pk: membership.role}}).data
         return Response(data)
 
 
+@extend_schema_view(
+    get=extend_schema(parameters=PATH, responses=responses({200: serializers.MembershipSerializer}, 403, 404))
+)
 class ProjectMembers(generics.ListAPIView):
     serializer_class = serializers.MembershipSerializer
 
@@ -61,6 +74,9 @@ class ProjectMembers(generics.ListAPIView):
         return {**super().get_serializer_context(), "show_pseudonyms": self.membership.can_manage()}
 
 
+@extend_schema_view(
+    get=extend_schema(parameters=PATH, responses=responses({200: serializers.DocumentSerializer}, 403, 404))
+)
 class DocumentList(generics.ListAPIView):
     serializer_class = serializers.DocumentSerializer
 
@@ -69,6 +85,9 @@ class DocumentList(generics.ListAPIView):
         return Document.objects.filter(project=project).order_by("external_id")
 
 
+@extend_schema_view(
+    get=extend_schema(parameters=PATH, responses=responses({200: serializers.SummarySerializer}, 403, 404))
+)
 class SummaryList(generics.ListAPIView):
     serializer_class = serializers.SummarySerializer
 
@@ -79,7 +98,7 @@ class SummaryList(generics.ListAPIView):
 
 
 class Export(APIView):
-    @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
+    @extend_schema(parameters=PATH, responses=responses({(200, "application/x-ndjson"): OpenApiTypes.STR}, 403, 404))
     def get(self, request, slug):
         """The project as JSONL (see the README for the format), streamed from one snapshot."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_export())
@@ -89,7 +108,11 @@ class Export(APIView):
 class ImportCreate(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=serializers.ImportRequestSerializer, responses={202: serializers.ImportJobSerializer})
+    @extend_schema(
+        request=serializers.ImportRequestSerializer,
+        parameters=PATH,
+        responses=responses({202: serializers.ImportJobSerializer}, 400, 403, 404),
+    )
     def post(self, request, slug):
         """Queue an import (all or nothing); poll the returned job for progress and errors."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
@@ -114,7 +137,7 @@ class ImportCreate(APIView):
 
 
 class ImportDetail(APIView):
-    @extend_schema(responses=serializers.ImportJobSerializer)
+    @extend_schema(parameters=PATH_WITH_ID, responses=responses({200: serializers.ImportJobSerializer}, 403, 404))
     def get(self, request, slug, pk):
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
         job = get_object_or_404(ImportJob, project=project, pk=pk)
@@ -122,25 +145,42 @@ class ImportDetail(APIView):
 
 
 class CampaignAgreement(APIView):
-    @extend_schema(responses=serializers.AgreementSerializer)
+    @extend_schema(
+        responses=responses({200: serializers.AgreementSerializer}, 400, 403, 404),
+        parameters=[
+            *PATH_WITH_ID,
+            OpenApiParameter("round", str, description="only the items of this round (default: all)"),
+            OpenApiParameter("dataset", str, description="only the documents of this dataset (default: all)"),
+            OpenApiParameter("exclude", str, many=True, description="leave out these annotators (pseudonyms)"),
+        ],
+    )
     def get(self, request, slug, pk):
-        """The dashboard's figures (as of the last recompute; a stale snapshot is being recomputed)."""
+        """The dashboard's figures (as of the last recompute; a stale snapshot is being recomputed).
+
+        `round`, `dataset` and `exclude` take the campaign's own values only (as on the dashboard):
+        anything else is refused, so a made-up filter never creates a snapshot or a recompute."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_read_dashboards())
         campaign = get_object_or_404(Campaign, project=project, pk=pk)
-        filters = {"round": request.query_params.get("round", ""), "dataset": request.query_params.get("dataset", "")}
-        snapshot = agreement.dashboard(campaign, filters)
+        form = agreement_views.filter_form(request, campaign)
+        if request.query_params and not form.is_valid():
+            return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
+        snapshot = agreement.dashboard(campaign, form.filters())
         return Response(serializers.AgreementSerializer(snapshot).data)
 
 
 class LlmJobCreate(APIView):
-    @extend_schema(request=serializers.LlmJobRequestSerializer, responses={202: serializers.LlmJobSerializer})
+    @extend_schema(
+        request=serializers.LlmJobRequestSerializer,
+        parameters=PATH,
+        responses=responses({202: serializers.LlmJobSerializer}, 400, 403, 404),
+    )
     def post(self, request, slug):
         """Start an LLM job (leads); poll the returned job for progress, tokens and cost."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
         payload = serializers.LlmJobRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        endpoint = Endpoint.objects.filter(name=data["endpoint"]).first()
+        endpoint = Endpoint.objects.usable_by(project).filter(name=data["endpoint"]).first()
         if endpoint is None:
             return Response({"endpoint": [f"No endpoint {data['endpoint']!r}."]}, status=status.HTTP_400_BAD_REQUEST)
         prompt = None
@@ -167,7 +207,7 @@ class LlmJobCreate(APIView):
 
 
 class LlmJobDetail(APIView):
-    @extend_schema(responses=serializers.LlmJobSerializer)
+    @extend_schema(parameters=PATH_WITH_ID, responses=responses({200: serializers.LlmJobSerializer}, 403, 404))
     def get(self, request, slug, pk):
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
         job = get_object_or_404(Job.objects.select_related("endpoint", "prompt"), project=project, pk=pk)

@@ -7,14 +7,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.corpus import text as textlib
 from annotation.corpus.formats.base import MAX_ISSUES, ImportFailed, Issue, Parsed, Source
 from annotation.corpus.models import Document, EditedSummary, Origin, SeedSummary, Summary, SummarySentence, Topic
 from annotation.projects import services as projects
-from annotation.projects.models import Project
+from annotation.projects.models import Membership, Project
 from annotation.protocols import services as protocols
 from annotation.protocols.models import (
     Adjudication,
@@ -28,6 +28,20 @@ from annotation.protocols.models import (
 )
 
 Progress = Callable[[str, int, int], None]
+
+# Text that lands in a bounded column, by record type: field -> (model, column). PostgreSQL
+# refuses a longer value, so the loader names the line instead (SQLite would keep it whole).
+BOUNDED = {
+    "campaign": {"name": (Campaign, "name")},
+    "document": {"id": (Document, "external_id"), "dataset": (Document, "dataset"), "split": (Document, "split")},
+    "topic": {"name": (Topic, "name"), "origin": (Topic, "origin")},
+    "summary": {"id": (Summary, "external_id"), "system": (Summary, "system")},
+    "item": {"key": (Item, "key"), "round": (Item, "round")},
+}
+PSEUDONYM = (Membership, "pseudonym")
+LABEL_BOUNDED = {"dimension": (Judgment, "dimension"), "stage": (Assignment, "stage"), "annotator": PSEUDONYM}
+# A label's unit suffix ends up in Judgment.target after "sentence:<pk>/": leave room for that.
+MAX_UNIT_SUFFIX = Judgment._meta.get_field("target").max_length - 40
 
 
 def _noop(phase: str, done: int, total: int) -> None:
@@ -81,12 +95,46 @@ class Loader:
                 continue
             bucket[key] = record
             self.plan.sources[(attr, key)] = source
+            self.check_sizes(record, source)
             for judgment in record.get("judgments", []):
                 self.plan.judgments.append((judgment, record["type"], key, source))
             for adjudication in record.get("adjudicated", []):
                 self.plan.adjudications.append((adjudication, record["type"], key, source))
             if n % 500 == 0:
                 self.progress("checking", n, total)
+
+    def check_sizes(self, record: dict, source: Source) -> None:
+        """Values longer than their column, and empty pseudonyms, named before anything is written."""
+        for name, (model, column) in BOUNDED[record["type"]].items():
+            self.check_length(source, name, record[name], model, column)
+        if record["type"] == "summary" and record["seed"] is not None:
+            domain = str(record["seed"].get("domain", ""))
+            self.check_length(source, "seed.domain", domain, SeedSummary, "domain")
+        for i, assignment in enumerate(record.get("assignments", [])):
+            for name in ("annotator", "stage"):
+                self.check_length(source, f"assignments[{i}].{name}", assignment[name], *LABEL_BOUNDED[name])
+        for list_name in ("judgments", "adjudicated"):
+            for i, label in enumerate(record.get(list_name, [])):
+                where = f"{list_name}[{i}]"
+                for name, (model, column) in LABEL_BOUNDED.items():
+                    if name in label:
+                        self.check_length(source, f"{where}.{name}", label[name], model, column)
+                if label.get("decided_by") is not None:
+                    self.check_length(source, f"{where}.decided_by", label["decided_by"], *PSEUDONYM)
+                for k, change in enumerate(label.get("history", [])):
+                    if change["changed_by"] is not None:
+                        self.check_length(source, f"{where}.history[{k}].changed_by", change["changed_by"], *PSEUDONYM)
+                if len(label["unit"].partition("/")[2]) > MAX_UNIT_SUFFIX:
+                    self.fail(
+                        source, f"{where}.unit", f"the part after '/' is longer than {MAX_UNIT_SUFFIX} characters"
+                    )
+
+    def check_length(self, source: Source, field_name: str, value: str, model, column: str) -> None:
+        limit = model._meta.get_field(column).max_length
+        if len(value) > limit:
+            self.fail(source, field_name, f"is {len(value)} characters long; at most {limit} fit")
+        elif (model, column) == PSEUDONYM and not value:
+            self.fail(source, field_name, "is empty; name the annotator")
 
     def load_existing(self) -> None:
         p = self.project
@@ -219,6 +267,8 @@ class Loader:
                 summary not in self.plan.summaries and summary not in self.db_summaries
             ):
                 self.fail(source, f"summaries[{i}]", f"unknown summary {summary!r}")
+        for i, assignment in enumerate(record["assignments"]):
+            self.check_not_member(source, f"assignments[{i}].annotator", assignment["annotator"])
         if record["sentence"] is not None and self.sentence_index_bad(record["sentence"]):
             self.fail(source, "sentence", f"unknown sentence {record['sentence']!r}")
         existing = self.db_items.get(key)
@@ -254,14 +304,9 @@ class Loader:
         elif owner_kind == "summary" and owner_key not in self.item_summaries(item_key):
             self.fail(source, field_name + ".item", f"item {label['item']!r} does not include summary {owner_key!r}")
         for role in ("annotator", "decided_by"):
-            name = label.get(role)
-            if name in self.member_pseudonyms:
-                self.fail(
-                    source,
-                    f"{field_name}.{role}",
-                    f"{name!r} is the pseudonym of a member of this project; "
-                    "rename it in the file (exports sign members as <prefix>:<pseudonym>)",
-                )
+            self.check_not_member(source, f"{field_name}.{role}", label.get(role))
+        for change in label.get("history", []):
+            self.check_not_member(source, f"{field_name}.history.changed_by", change["changed_by"])
         versions = [h["version"] for h in label.get("history", [])]
         if len(set(versions)) != len(versions) or any(v >= label["version"] for v in versions):
             self.fail(source, field_name + ".history", "versions must be distinct and lower than the label's version")
@@ -279,6 +324,15 @@ class Loader:
             self.fail(source, field_name + ".unit", f"must be 'summary' or 'sentence:<index>'; got {label['unit']!r}")
         if "/" in label["unit"] and not suffix.strip():
             self.fail(source, field_name + ".unit", "has an empty part after '/'")
+
+    def check_not_member(self, source: Source, field_name: str, name: str | None) -> None:
+        if name in self.member_pseudonyms:
+            self.fail(
+                source,
+                field_name,
+                f"{name!r} is the pseudonym of a member of this project; "
+                "rename it in the file (exports sign members as <prefix>:<pseudonym>)",
+            )
 
     def item_summaries(self, item_key: tuple) -> set:
         record = self.plan.items.get(item_key)
@@ -301,7 +355,7 @@ class Loader:
                 self.write()
                 if self.issues:  # conflicts found while writing: undo everything
                     raise ImportFailed(self.issues)
-        except IntegrityError as error:
+        except (IntegrityError, DataError) as error:  # a check missed something: still a clear failure
             source = self.parsed.records[0][1].file if self.parsed.records else "-"
             message = (
                 f"the database refused the import ({error}); nothing was written. "
@@ -478,7 +532,11 @@ class Loader:
         found = cache.get(key)
         if found is None:
             record = record or {}
-            order = [self.db_summaries[s].pk for s in record.get("summary_order", []) if s in self.db_summaries]
+            order = [
+                self.db_summaries[s].pk
+                for s in record.get("summary_order", [])
+                if isinstance(s, str) and s in self.db_summaries
+            ]
             found = Assignment.objects.create(
                 item=item,
                 annotator=user,

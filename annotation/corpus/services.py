@@ -135,9 +135,18 @@ def import_progress(job: ImportJob) -> dict:
 
 
 def run_import_job(*, job_id: int) -> None:
-    """The worker's side: run a queued import once; a finished job is left alone."""
+    """The worker's side: run a queued import once; a finished job is left alone.
+
+    A job found running was started by a worker that died without a word (killed, out of
+    memory): the database rolled its transaction back and the broker handed the task out
+    again. Running it again could kill the next worker too, so it ends failed instead.
+    """
     job = ImportJob.objects.select_related("project").get(pk=job_id)
     if job.is_finished():
+        return
+    if job.status == ImportJob.Status.RUNNING:
+        message = "the worker stopped during the import; nothing was written. Start the import again."
+        finish(job, ImportJob.Status.FAILED, errors=[{"text": message}])
         return
     ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
     try:

@@ -71,9 +71,30 @@ def reject_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+MAX_DEPTH = 100  # far more than any record needs, far less than Python's recursion limit
+
+
+def too_deep(value) -> bool:
+    """Nested deeper than MAX_DEPTH. json.loads stops near the recursion limit, but a value
+    just under it still breaks whatever walks it later from a deeper stack (saving a JSON
+    field, exporting), so the limit is ours and well below."""
+    stack = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list) and value:
+            if depth > MAX_DEPTH:
+                return True
+            stack += [(child, depth + 1) for child in (value.values() if isinstance(value, dict) else value)]
+    return False
+
+
 def loads(text: str):
-    """json.loads that refuses NaN and Infinity, which JSON itself does not have."""
-    return json.loads(text, parse_constant=reject_constant)
+    """json.loads that refuses NaN and Infinity, which JSON itself does not have, and nesting
+    deeper than MAX_DEPTH (as RecursionError, like the nesting json.loads itself refuses)."""
+    value = json.loads(text, parse_constant=reject_constant)
+    if too_deep(value):
+        raise RecursionError(f"nested more than {MAX_DEPTH} levels deep")
+    return value
 
 
 def check_size(path: Path, parsed: Parsed) -> bool:

@@ -6,6 +6,7 @@ writes campaigns, documents, topics, summaries, then items. The JSON Schema besi
 """
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.utils.dateparse import parse_datetime
@@ -181,13 +182,47 @@ def normalize(record: dict, source: Source, parsed: Parsed) -> dict | None:
         parsed.fail(source, "", "each line must be a JSON object")
         return None
     kind = record.get("type")
-    if kind not in SPECS:
+    if not isinstance(kind, str) or kind not in SPECS:
         parsed.fail(source, "type", f"must be one of {', '.join(SPECS)}; got {kind!r}")
+        return None
+    nul = _nul_path(record, "")
+    if nul is not None:  # the database stores no NUL in text or JSON; say so here, not as a crash there
+        parsed.fail(source, nul, "contains a NUL character (\\u0000), which cannot be stored")
         return None
     out = _check(record, SPECS[kind], "", source, parsed)
     if out is not None:
         out["type"] = kind
     return out
+
+
+def _nul_path(value, path: str) -> str | None:
+    """The field (as `a.b[2]`) of the first string, or key, holding a NUL character.
+
+    A loop, not recursion: what json.loads nested, this must walk without hitting the limit."""
+    stack = [(path, value)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str) and "\x00" in value:
+            return where
+        if isinstance(value, dict):
+            if any("\x00" in key for key in value):
+                return where or "(a key)"
+            stack += [(f"{where}.{key}" if where else key, v) for key, v in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+    return None
+
+
+def _datetime(value) -> datetime | None:
+    """An ISO 8601 date-time with a zone that also exists in UTC (year 1 to 9999)."""
+    try:
+        parsed_value = parse_datetime(value) if isinstance(value, str) else None
+        if parsed_value is None or parsed_value.tzinfo is None:
+            return None
+        parsed_value.astimezone(UTC)
+    except (ValueError, OverflowError):  # well-formed but impossible: month 13, year 0 in UTC
+        return None
+    return parsed_value
 
 
 def _check(obj: dict, spec: dict, prefix: str, source: Source, parsed: Parsed) -> dict | None:
@@ -213,8 +248,8 @@ def _check_value(value, kind, path: str, source: Source, parsed: Parsed):
     if kind is ANY:
         return value, True
     if kind == "datetime":
-        parsed_value = parse_datetime(value) if isinstance(value, str) else None
-        if parsed_value is None or parsed_value.tzinfo is None:
+        parsed_value = _datetime(value)
+        if parsed_value is None:
             parsed.fail(source, path, "must be an ISO 8601 date-time with a time zone")
             return None, False
         return parsed_value, True

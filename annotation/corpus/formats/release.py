@@ -14,7 +14,7 @@ from django.conf import settings
 
 from annotation.corpus import text as textlib
 from annotation.corpus.formats import jsonl
-from annotation.corpus.formats.base import Parsed, Source, iter_json_lines, read_text, reject_constant
+from annotation.corpus.formats.base import Parsed, Source, iter_json_lines, read_text, reject_constant, too_deep
 
 RELEASE_ANNOTATOR = "release"
 
@@ -190,6 +190,8 @@ class _JsonScanner:
                 if key is None:
                     return None
             value, self.pos = self.decoder.raw_decode(self.text, self.pos)
+            if too_deep(value):
+                raise RecursionError
         except json.JSONDecodeError as exc:
             self.fail(f"not valid JSON: {exc.msg}", exc.lineno)
             return None
