@@ -83,6 +83,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotation.projects.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "annotation.urls"

@@ -151,9 +151,13 @@ def assignment_submit(request, project, membership, pk):
         except ValueError:
             errors = {"__all__": "The form was incomplete; reload the page."}
             return page(assignment, draft=draft, status=400, errors=errors)
-        except services.DraftConflict:
-            message = "This assignment was changed in another tab since you loaded it; reload to see that version."
-            return page(assignment, draft=draft, status=409, errors={"__all__": message})
+        except services.DraftConflict as conflict:
+            if conflict.draft != draft:
+                message = "This assignment was changed in another tab since you loaded it; reload to see that version."
+                return page(assignment, draft=draft, status=409, errors={"__all__": message})
+            # a twin of this request (a double click, a resent form) stored the very same draft
+            # first: nothing differs, so there is no conflict to show; submit() is idempotent
+            assignment.refresh_from_db()
     try:
         if is_task2(assignment) and not tofueval_task2.is_committed(assignment.draft):
             if action == "commit":

@@ -3,7 +3,8 @@
  * after a last save, and resuming where the annotator left off. The forms work without it.
  *
  * Contract with the server: POST form.dataset.draftUrl {version, draft, active_seconds_delta}
- * -> 200 {version, saved_at} or 409 {version, draft, message}. The form carries hidden inputs
+ * -> 200 {version, saved_at} or 409 {version, draft, message}; a redirect (to the login page),
+ * 401 or 403 means the session has ended. The form carries hidden inputs
  * draft_version, active_seconds and csrfmiddlewaretoken; the page has #save-status,
  * #conflict-banner (with #conflict-load and #conflict-keep) and #error-summary.
  *
@@ -19,6 +20,7 @@
   const TYPING_DEBOUNCE_MS = 600;
   const FOCUS_DEBOUNCE_MS = 4000;
   const MAX_BACKOFF_MS = 30000;
+  const SIGNED_OUT = "You are signed out: sign in again in another tab; your work is kept here";
 
   function draftForm(form, hooks) {
     hooks = hooks || {};
@@ -42,6 +44,8 @@
     let retryDelay = 1000;
     let inConflict = false;
     let submitting = false;
+    let failing = false; // the last save got no (good) answer: retrying
+    let unanswered = []; // contentKeys of drafts sent since the last answer: the server may have any
 
     form.classList.add("js");
 
@@ -133,6 +137,27 @@
       try { return sessionStorage.getItem(focusKey) || ""; } catch (e) { return ""; }
     }
 
+    // Edits the server may not have (offline, signed out, a conflict, a page left mid-save) are
+    // kept in this tab's storage until a save is answered, and offered again when the page opens.
+    const unsavedKey = "draft-unsaved:" + location.pathname;
+    function keepLocally() {
+      try {
+        sessionStorage.setItem(unsavedKey, JSON.stringify({ version: version, sent: unanswered, draft: collectDraft() }));
+      } catch (e) { /* storage off: the page still has it */ }
+    }
+    function forgetLocally() {
+      try { sessionStorage.removeItem(unsavedKey); } catch (e) { /* nothing kept */ }
+    }
+    function keptLocally() {
+      try { return JSON.parse(sessionStorage.getItem(unsavedKey) || "null"); } catch (e) { return null; }
+    }
+
+    // The session cookie's CSRF token: signing in again (in another tab) replaces the page's.
+    function csrfToken() {
+      const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+      return match ? decodeURIComponent(match[1]) : csrfInput.value;
+    }
+
     function schedule(delay) {
       clearTimeout(saveTimer);
       saveTimer = setTimeout(function () { save(); }, delay);
@@ -152,12 +177,12 @@
         method: "POST",
         credentials: "same-origin",
         keepalive: !!keepalive,
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfInput.value, Accept: "application/json" },
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), Accept: "application/json" },
         body: body,
       });
     }
 
-    // Resolves to "ok", "conflict", "offline" (no answer) or "error" (an answer other than 200/409).
+    // Resolves to "ok", "conflict", "offline" (no answer), "signedout" or "error" (any other answer).
     function save(options) {
       clearTimeout(saveTimer);
       if (inConflict) return Promise.resolve("conflict");
@@ -171,9 +196,15 @@
       const seq = changeSeq;
       const sent = payload();
       setStatus("Saving…", "saving");
+      unanswered = unanswered.filter(function (k) { return k !== contentKey(sent.draft); }).slice(-9);
+      unanswered.push(contentKey(sent.draft));
       const answer = post(sent.body, options && options.keepalive).then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (data) {
+        // An ended session answers with the login page (followed redirect) or a 403 (CSRF).
+        if (response.redirected || response.status === 401 || response.status === 403) return { status: 401, data: {} };
+        return response.json().then(function (data) {
           return { status: response.status, data: data };
+        }, function () {
+          return { status: response.ok ? 502 : response.status, data: {} };
         });
       }, function () {
         return { status: 0, data: {} };
@@ -181,12 +212,15 @@
       // `saving` is cleared before the answer is handled, so a handler may start the next save.
       saving = answer.then(function (reply) {
         saving = null;
-        return handleResponse(reply.status, reply.data, seq, sent);
+        const ours = unanswered;
+        if (reply.status !== 0) unanswered = [];
+        return handleResponse(reply.status, reply.data, seq, sent, ours);
       });
       return saving;
     }
 
-    function handleResponse(status, data, seq, sent) {
+    // `ours`: what this page sent without hearing back; a server holding one of them is not a conflict.
+    function handleResponse(status, data, seq, sent, ours) {
       if (status === 200) {
         version = data.version;
         versionInput.value = String(version);
@@ -194,15 +228,22 @@
         focusSaved = sent.draft._focus || "";
         base = contentKey(sent.draft);
         retryDelay = 1000;
+        failing = false;
         setStatus("Saved " + timeNow(), "saved");
         if (changeSeq !== savedSeq) schedule(0);
+        else forgetLocally();
         return "ok";
       }
       unsent += sent.delta;
       if (status === 0) return failed("offline");
+      if (status === 401) return failed("signedout");
       if (status === 409) {
-        if (contentKey(data.draft || {}) === base) {
-          // Only the focus or the time changed elsewhere (a save from a closing page): nothing to choose.
+        const theirs = contentKey(data.draft || {});
+        // The server already has exactly this (sent before, its answer lost): agreed.
+        if (theirs === contentKey(sent.draft)) return handleResponse(200, data, seq, sent, []);
+        if (theirs === base || ours.indexOf(theirs) >= 0) {
+          // Only the focus or the time changed elsewhere (a save from a closing page), or the
+          // server has an earlier save of ours whose answer was lost: nothing to choose.
           version = data.version;
           versionInput.value = String(version);
           return save();
@@ -214,13 +255,17 @@
     }
 
     function failed(kind) {
-      setStatus("Not saved — retrying", "error");
+      failing = true;
+      keepLocally();
+      setStatus(kind === "signedout" ? SIGNED_OUT : "Not saved — retrying", "error");
       schedule(retryDelay);
       retryDelay = Math.min(retryDelay * 2, MAX_BACKOFF_MS);
       return kind;
     }
 
     window.addEventListener("online", function () { if (hasWork()) save(); });
+    // Back from another tab (where one may have signed in again): retry now, not at the backoff's end.
+    window.addEventListener("focus", function () { if (failing) save(); });
 
     function changed(delay) {
       changeSeq += 1;
@@ -232,13 +277,17 @@
       if (document.visibilityState === "hidden") {
         tick();
         if (leavingWork()) save({ keepalive: true });
+        if (!submitting && changeSeq !== savedSeq) keepLocally();
       } else {
         lastTick = performance.now();
+        if (failing) save();
       }
     });
     window.addEventListener("pagehide", function () {
       tick();
       if (!submitting && !inConflict && !saving && leavingWork()) save({ keepalive: true });
+      // A keepalive save's answer is never seen, and one in flight may not have reached the server.
+      if (!submitting && changeSeq !== savedSeq) keepLocally();
     });
     window.addEventListener("beforeunload", function (event) {
       // Only when the server really lacks typed work (offline, or a conflict left open).
@@ -254,6 +303,7 @@
     function showConflict(data) {
       inConflict = true;
       theirs = data;
+      keepLocally();
       banner.hidden = false;
       setStatus("Not saved — changed in another tab", "error");
     }
@@ -273,6 +323,7 @@
       base = contentKey(collectDraft());
       savedSeq = changeSeq;
       focusSaved = focusName;
+      forgetLocally();
       setStatus("Loaded the other version", "saved");
       if (hooks.afterConflict) hooks.afterConflict();
     });
@@ -411,8 +462,10 @@
           setStatus("Not saved — retrying; submit again once it is saved", "error");
           return;
         }
+        if (result === "signedout") return; // the status line says so; the form would go to the login page
         tick();
         activeInput.value = totalActive.toFixed(1);
+        csrfInput.value = csrfToken();
         submitting = true;
         clearTimeout(saveTimer);
         setStatus("Submitting…", "saving");
@@ -462,11 +515,34 @@
       }
     }
 
+    // Edits kept in this tab that the page, as the server sent it, lacks: saved now when the server
+    // has not moved on since (or moved on with what was in flight), a conflict to resolve otherwise.
+    function restoreUnsaved() {
+      const kept = keptLocally();
+      if (!kept || !kept.draft || contentKey(kept.draft) === base) {
+        forgetLocally();
+        return;
+      }
+      applyDraft(kept.draft);
+      if (kept.version === version || (kept.sent || []).indexOf(base) >= 0) {
+        setStatus("Restored changes that were not saved yet", "saving");
+        changed(0);
+      } else {
+        // As after a 409: ours rests on the version we had, the server's is theirs.
+        const served = { version: version, draft: initialDraft };
+        version = kept.version;
+        versionInput.value = String(version);
+        changeSeq += 1;
+        showConflict(served);
+      }
+    }
+
     function start() {
       resume();
       // Where the page opened is not news to the server.
       focusSaved = focusName;
       clearTimeout(saveTimer);
+      restoreUnsaved();
     }
 
     return {

@@ -2,14 +2,19 @@
 on the local Redis, PostgreSQL, and the fake OpenAI server. A new worker and the reconciler
 finish the job, and every unit is written exactly once.
 
-Needs PostgreSQL (the workers must see the test database) and Redis; CI has both.
+Needs PostgreSQL (the workers must see the test database) and Redis; CI has both. The tests
+below also kill the workers three times, and restart Redis mid-job: on a redis-server of their
+own, started on a free port and stopped afterwards, never the shared one.
 """
 
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -106,3 +111,156 @@ def test_a_job_completes_exactly_once_after_its_worker_is_killed(project, tmp_pa
         == UNITS * fake_openai.completion({"messages": []}, "A short summary.", 1.3)["usage"]["completion_tokens"]
     )
     print(f"killed with {killed_at}; {len(server.requests)} provider calls for {UNITS} units")
+
+
+# -- more faults, on a Redis of the test's own (never the shared one) ----------------------------
+class OwnRedis:
+    """A redis-server started for one test on a free port, without persistence: a restart loses
+    every queued message and every rate-limit counter, the hard case."""
+
+    def __init__(self, directory: Path):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.directory, self.process = directory, None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(self.directory)]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "the test's own redis-server did not start"
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    server = OwnRedis(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+PRICE_IN, PRICE_OUT = Decimal("0.5"), Decimal("1.5")  # per 1k tokens: a cost counted twice shows
+
+
+def summaries_job(project, server) -> Job:
+    services.load_default_prompts()  # a transactional test may run after a flush
+    for n in range(UNITS):
+        document = Document.objects.create(project=project, external_id=f"d{n}", text=f"Ana: point {n}.")
+        Topic.objects.create(document=document, name=f"topic {n}")
+    endpoint = Endpoint.objects.create(
+        name="fake",
+        base_url=server.url,
+        model="m",
+        max_concurrency=3,
+        requests_per_minute=100000,
+        timeout_seconds=5,  # a killed worker's slots are reclaimed 10 s later
+        price_input_per_1k=PRICE_IN,
+        price_output_per_1k=PRICE_OUT,
+    )
+    job = Job.objects.create(
+        project=project,
+        kind=Job.Kind.SUMMARIES,
+        endpoint=endpoint,
+        prompt=Prompt.objects.get(slug="tofueval-summary", version=1),
+    )
+    Unit.objects.bulk_create(Unit(job=job, key=k, payload=p) for k, p in kinds.KINDS[job.kind].units(job))
+    return job
+
+
+def run_until(done, env, log_path: Path, seconds: float, what: str) -> None:
+    """Wait for done(), running the reconciler every few seconds as beat would (every minute)."""
+    deadline, next_reconcile = time.monotonic() + seconds, time.monotonic() + 3.5
+    while not done():
+        assert time.monotonic() < deadline, (what, log_path.read_text()[-3000:])
+        time.sleep(0.2)
+        if time.monotonic() > next_reconcile:
+            manage(env, "services.reconcile()")
+            next_reconcile = time.monotonic() + 3.5
+
+
+def assert_done_exactly_once(job, server) -> None:
+    """Every unit done, one summary each, and its tokens and cost those of one call."""
+    assert Job.objects.get(pk=job.pk).status == Job.Status.DONE
+    assert counts(job)["done"] == UNITS
+    made = Summary.objects.filter(project=job.project, external_id__startswith=f"llm-{job.pk}-")
+    assert made.count() == UNITS and made.values("topic").distinct().count() == UNITS
+    one_call = fake_openai.completion(server.requests[0], "A short summary.", 1.3)["usage"]
+    tokens_in, tokens_out = one_call["prompt_tokens"], one_call["completion_tokens"]
+    cost = job.endpoint.cost(tokens_in, tokens_out)
+    assert set(Unit.objects.filter(job=job).values_list("input_tokens", "output_tokens", "cost")) == {
+        (tokens_in, tokens_out, cost)
+    }
+    assert services.progress(job)["cost"] == UNITS * cost
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the workers need the test database: PostgreSQL")
+def test_a_job_completes_exactly_once_though_its_workers_are_killed_three_times(project, tmp_path, own_redis):
+    with fake_openai.FakeOpenAI(reply=lambda request: "A short summary.", latency=0.25) as server:
+        job = summaries_job(project, server)
+        env = worker_env() | {"REDIS_URL": own_redis.url}
+        log_path = tmp_path / "workers.log"
+        log = log_path.open("w")
+        killed_at, done = [], Unit.objects.filter(job=job, status=Unit.Status.DONE)
+        for n, threshold in enumerate((4, 14, 26)):  # early, in the middle, near the end
+            worker = start_worker(env, log)
+            try:
+                if n == 0:
+                    manage(env, f"services.enqueue(job_id={job.pk})")
+                run_until(lambda t=threshold: done.count() >= t, env, log_path, 120, f"kill {n + 1}")
+            finally:
+                os.killpg(worker.pid, signal.SIGKILL)  # the worker and its pool processes, mid-call
+                worker.wait()
+            killed_at.append(counts(job))
+        assert all(c["done"] < UNITS for c in killed_at), killed_at
+        last = start_worker(env, log)
+        try:
+            run_until(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, env, log_path, 180, "finish")
+        finally:
+            os.killpg(last.pid, signal.SIGTERM)
+            last.wait(timeout=30)
+        assert_done_exactly_once(job, server)
+    print(f"killed with {killed_at}; {len(server.requests)} provider calls for {UNITS} units")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the workers need the test database: PostgreSQL")
+def test_a_job_completes_exactly_once_across_a_restart_of_its_redis(project, tmp_path, own_redis):
+    """The broker, the cache and the rate limiter all live in this Redis; restarted without
+    persistence it loses the queue, and the reconciler sends what was pending again."""
+    with fake_openai.FakeOpenAI(reply=lambda request: "A short summary.", latency=0.25) as server:
+        job = summaries_job(project, server)
+        env = worker_env() | {"REDIS_URL": own_redis.url}
+        log_path = tmp_path / "workers.log"
+        worker = start_worker(env, log_path.open("w"))
+        try:
+            manage(env, f"services.enqueue(job_id={job.pk})")
+            done = Unit.objects.filter(job=job, status=Unit.Status.DONE)
+            run_until(lambda: done.count() >= 10, env, log_path, 120, "before the restart")
+            own_redis.stop()
+            restarted_at = counts(job)
+            time.sleep(2)  # an outage, not a blip
+            own_redis.start()
+            run_until(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, env, log_path, 180, "finish")
+            assert worker.poll() is None, "the worker died with its broker instead of reconnecting"
+        finally:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=30)
+        assert restarted_at["done"] < UNITS, restarted_at
+        assert_done_exactly_once(job, server)
+    print(f"Redis restarted with {restarted_at}; {len(server.requests)} provider calls for {UNITS} units")
