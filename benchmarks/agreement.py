@@ -3,6 +3,9 @@ dashboard page with a warm snapshot.
 
     DEBUG=1 ATTEST_VAR_DIR=$(mktemp -d) .venv/bin/python benchmarks/agreement.py --items 10000 --annotators 10
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/attest_bench DEBUG=1 .venv/bin/python benchmarks/agreement.py
+    .venv/bin/python benchmarks/agreement.py --quick
+
+The default, 5,000 items x 10 annotators x 2 dimensions, is 100,000 judgments.
 
 The labels (one nominal dimension with 3 labels and one ordinal 1-5 dimension, each item
 rated by every annotator) are imported with the `labels` format first.
@@ -91,17 +94,21 @@ def timed(label: str, fn, memory: bool = False):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--annotators", type=int, default=10)
     parser.add_argument("--renders", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="200 items x 5 annotators, 5 renders")
     args = parser.parse_args()
+    if args.quick:
+        args.items, args.annotators, args.renders = 200, 5, 5
     call_command("migrate", verbosity=0)
     slug = f"agree-{int(time.time())}"
     source = Path(tempfile.mkdtemp()) / "labels.jsonl"
     n = labels(source, args.items, args.annotators)
     print(
-        f"database: {connection.vendor}; {n} judgments ({args.items} items x {args.annotators} annotators x 2 dimensions)"
+        f"database: {connection.vendor}; {n} judgments ({args.items} items x {args.annotators} annotators x 2 dimensions);"
+        f" load average {os.getloadavg()}"
     )
     timed("import (labels format)", lambda: corpus.import_data(project_slug=slug, format="labels", paths=[source]))
     campaign = Campaign.objects.get(project__slug=slug)
@@ -110,6 +117,7 @@ def main() -> None:
     timed("full recompute, traced memory", lambda: services.recompute(snapshot_id=snapshot.pk), memory=True)
     print(f"  {len(AgreementSnapshot.objects.get(pk=snapshot.pk).results['metrics'])} figures")
     render(campaign, args.renders)
+    print(f"load average after: {os.getloadavg()}")
 
 
 def render(campaign: Campaign, renders: int) -> None:

@@ -1,11 +1,14 @@
 """Import N summaries (with sentence labels) from the platform's JSONL, then export them.
 
 Prints the wall time of each phase; with --memory, the peak of Python allocations
-(tracemalloc) instead, which slows the run about twice. Run it
+(tracemalloc) instead, which slows the run about twice. Each summary has --sentences sentences,
+each labelled by --annotators annotators: 10,000 x 5 x 2 = 100,000 judgments to export. Run it
 against an empty database of your choice, e.g.
 
     DEBUG=1 ATTEST_VAR_DIR=$(mktemp -d) .venv/bin/python benchmarks/import_export.py --summaries 10000
+    DEBUG=1 ATTEST_VAR_DIR=$(mktemp -d) .venv/bin/python benchmarks/import_export.py --summaries 10000 --sentences 5
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/attest_bench DEBUG=1 .venv/bin/python benchmarks/import_export.py
+    .venv/bin/python benchmarks/import_export.py --quick
 
 It creates the tables it needs (migrate) and a project named bench-<timestamp>.
 """
@@ -13,6 +16,7 @@ It creates the tables it needs (migrate) and a project named bench-<timestamp>.
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -37,11 +41,14 @@ SENTENCES = [
     "The council discussed the budget for the next fiscal year.",
     "A resident asked for printed copies of the draft report.",
     "The motion to postpone the election was rejected.",
+    "The mayor promised a decision on the park before June.",
+    "Two members left the meeting before the final vote.",
 ]
+ANNOTATORS = ["A1", "A22", "A333", "A4444", "A55555"]
 
 
-def synthetic(path: Path, summaries: int, per_document: int = 10) -> int:
-    """Write a JSONL file with summaries of 3 sentences, each labelled by 2 annotators."""
+def synthetic(path: Path, summaries: int, per_document: int = 10, sentences: int = 3, annotators: int = 2) -> int:
+    """Write a JSONL file with summaries of `sentences` sentences, each labelled by `annotators` annotators."""
     judgments = 0
     with path.open("w", encoding="utf-8") as out:
         out.write(json.dumps({"type": "campaign", "slug": "bench", "protocol": "tofueval_task1"}) + "\n")
@@ -61,8 +68,8 @@ def synthetic(path: Path, summaries: int, per_document: int = 10) -> int:
                         "value": "consistent" if (i + len(a)) % 2 else "inconsistent",
                         "explanation": "" if (i + len(a)) % 2 else "not in the source",
                     }
-                    for a in ("A1", "A22")
-                    for i in range(3)
+                    for a in ANNOTATORS[:annotators]
+                    for i in range(sentences)
                 ]
                 judgments += len(labels)
                 record = {
@@ -71,7 +78,7 @@ def synthetic(path: Path, summaries: int, per_document: int = 10) -> int:
                     "document": f"d{d}",
                     "topic": "Budget",
                     "system": f"model_{sid[-1]}",
-                    "text": " ".join(SENTENCES),
+                    "text": " ".join(SENTENCES[:sentences]),
                     "judgments": labels,
                 }
                 out.write(json.dumps(record) + "\n")
@@ -106,19 +113,27 @@ def measure(label: str, fn):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--summaries", type=int, default=10000)
+    parser.add_argument("--sentences", type=int, default=3, choices=range(1, len(SENTENCES) + 1), help="per summary")
+    parser.add_argument("--annotators", type=int, default=2, choices=range(1, len(ANNOTATORS) + 1), help="per summary")
     parser.add_argument("--memory", action="store_true", help="trace peak memory (slower)")
+    parser.add_argument("--quick", action="store_true", help="500 summaries")
     args = parser.parse_args()
+    if args.quick:
+        args.summaries = 500
     global TRACE_MEMORY
     TRACE_MEMORY = args.memory
     call_command("migrate", verbosity=0)
     slug = f"bench-{int(time.time())}"
     folder = Path(tempfile.mkdtemp())
     source = folder / "in.jsonl"
-    judgments = synthetic(source, args.summaries)
+    judgments = synthetic(source, args.summaries, sentences=args.sentences, annotators=args.annotators)
     size = source.stat().st_size / 2**20
-    print(f"database: {connection.vendor}; {args.summaries} summaries, {judgments} judgments, {size:.1f} MiB JSONL")
+    print(
+        f"database: {connection.vendor}; {args.summaries} summaries, {judgments} judgments, {size:.1f} MiB JSONL; "
+        f"load average {os.getloadavg()}"
+    )
     counts, _ = measure("import", lambda: services.import_data(project_slug=slug, format="jsonl", paths=[source]))
     print("  rows:", ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     project = Project.objects.get(slug=slug)
@@ -134,6 +149,8 @@ def main() -> None:
     lines = measure("export", export)
     print(f"  {lines} lines, {(folder / 'out.jsonl').stat().st_size / 2**20:.1f} MiB")
     measure("re-import (nothing new)", lambda: services.import_data(project_slug=slug, format="jsonl", paths=[source]))
+    print(f"peak RSS of the process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
