@@ -2,8 +2,8 @@ import random
 import secrets
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
