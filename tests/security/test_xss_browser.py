@@ -84,6 +84,13 @@ def gets(world, extra) -> list[tuple[str, str, str, bool]]:
     slug, ids = world["project"].slug, {**world["ids"], **extra}
     out += [
         ("real import job", "lead", reverse("corpus:import_job", args=[slug, ids["real_import_job"]]), True),
+        (
+            "ambiguity screen",
+            "annotator",
+            reverse("protocols:assignment", args=[slug, ids["ambiguity_assignment"]]),
+            True,
+        ),
+        ("span screen", "annotator", reverse("protocols:assignment", args=[slug, ids["spans_assignment"]]), True),
         ("failed unit", "lead", reverse("llm:unit", args=[slug, ids["job"], ids["failed_unit"]]), True),
         ("debate job", "lead", reverse("llm:job", args=[slug, ids["debate_job"]]), True),
         ("debate unit", "lead", reverse("llm:unit", args=[slug, ids["debate_job"], ids["debate_unit"]]), True),

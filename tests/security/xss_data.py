@@ -172,7 +172,57 @@ def poison(world) -> dict:
         prompt.template = EVERYTHING + "\n{{ document }}\n{{ topic }}"
         prompt.save()
     Job.objects.update(params={"note": pick()})
-    return {**poison_llm_units(world, pick), **real_failed_import(world, pick)}
+    extra = {**poison_llm_units(world, pick), **real_failed_import(world, pick)}
+    return extra | poison_fine_grained(world, pick)
+
+
+def poison_fine_grained(world, pick) -> dict:
+    """Ambiguity and span items over the poisoned sentences: the annotator's screens with payload
+    drafts, and answers by two other annotators, so the adjudication and statistics pages show
+    payload descriptions, span texts and notes."""
+    import json
+
+    from annotation.projects import services as projects
+    from annotation.projects.models import Role
+    from annotation.protocols import ambiguity, spans
+    from annotation.protocols.models import Assignment, Campaign, Item
+
+    project, users = world["project"], world["users"]
+    others = []
+    for n in (2, 3):
+        user = get_user_model().objects.create_user(f"m-annotator{n}", first_name=pick(150))
+        projects.add_member(project=project, user=user, role=Role.ANNOTATOR)
+        others.append(user)
+    pilot = Item.objects.get(pk=world["ids"]["flagged_item"])
+    summary = pilot.summaries.get()
+    first, second = list(summary.sentences.order_by("index"))[:2]
+
+    def item(campaign, key, sentence=None):
+        made = Item.objects.create(
+            campaign=campaign, key=key, document=pilot.document, topic=pilot.topic, sentence=sentence
+        )
+        made.summaries.set([summary])
+        return made
+
+    amb = Campaign.objects.get(pk=world["ids"]["ambiguity"])
+    code = next(iter(ambiguity.leaf_codes(ambiguity.taxonomy_of(amb))))
+    answer = {"ambiguous": "yes", "type": code, "description": EVERYTHING}
+    decided = item(amb, "amb-answered", first)
+    for user in others:
+        assignment = Assignment.objects.create(item=decided, annotator=user)
+        ambiguity.submit(assignment=assignment, draft=answer, client_token="", user=user)
+    mine = Assignment.objects.create(item=item(amb, "amb-open", second), annotator=users["annotator"], draft=answer)
+
+    campaign = Campaign.objects.get(pk=world["ids"]["spans"])
+    category = spans.labels_of(spans.taxonomy_of(campaign))[0].code
+    marked = {"id": 0, "start": first.start, "end": first.end, "text": first.text, "category": category}
+    marked |= {"error_class": "intrinsic", "evidence": [0], "no_evidence": False, "note": EVERYTHING[:2000]}
+    draft = {"spans": json.dumps([marked])}
+    unit = item(campaign, "spans-1")
+    answered = Assignment.objects.create(item=unit, annotator=others[0])
+    spans.submit(assignment=answered, draft=spans.clean_draft(draft, answered), client_token="", user=others[0])
+    open_spans = Assignment.objects.create(item=unit, annotator=users["annotator"], draft=draft)
+    return {"ambiguity_assignment": mine.pk, "spans_assignment": open_spans.pk}
 
 
 def poison_summary(summary, pick) -> None:
