@@ -15,6 +15,26 @@ def _celery_eager():
     yield
 
 
+@pytest.fixture(autouse=True)
+def _reference_data(request):
+    """A transactional test (transaction=True, live_server, the browser tests) ends with a flush
+    that takes the data migrations load (taxonomies, default prompts) with it: put them back
+    before each one. (serialized_rollback would, but it breaks on the content types that an
+    earlier transactional test's flush recreated with new ids.)"""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = marker is not None and marker.kwargs.get("transaction", False)
+    if not (transactional or {"transactional_db", "live_server"} & set(request.fixturenames)):
+        return
+    request.getfixturevalue("transactional_db")
+    from annotation.llm import services as llm
+    from annotation.protocols import taxonomy_data
+    from annotation.protocols.models import Taxonomy, TaxonomyLabel
+
+    taxonomy_data.load(Taxonomy, TaxonomyLabel)
+    taxonomy_data.load(Taxonomy, TaxonomyLabel, taxonomies=taxonomy_data.TAXONOMIES_V2, version=2)
+    llm.load_default_prompts()
+
+
 @pytest.fixture
 def make_user(db):
     def make(username: str, **extra):

@@ -39,19 +39,3 @@ def page(monkeypatch):
 
         connections.close_all()
         browser.close()
-
-
-@pytest.fixture(autouse=True)
-def _reference_data(request):
-    """Browser tests are transactional: the database is flushed after each one, taking the
-    data that migrations load (taxonomies, default prompts) with it. Put them back first."""
-    if request.node.get_closest_marker("django_db") is None:
-        return
-    request.getfixturevalue("transactional_db")
-    from annotation.llm import services as llm
-    from annotation.protocols import taxonomy_data
-    from annotation.protocols.models import Taxonomy, TaxonomyLabel
-
-    taxonomy_data.load(Taxonomy, TaxonomyLabel)
-    taxonomy_data.load(Taxonomy, TaxonomyLabel, taxonomies=taxonomy_data.TAXONOMIES_V2, version=2)
-    llm.load_default_prompts()

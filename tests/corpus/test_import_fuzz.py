@@ -462,7 +462,7 @@ def queued_job(format: str, lead) -> ImportJob:
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("format", sorted(SAMPLES))
 def test_an_import_dying_at_any_write_leaves_nothing_and_a_failed_job(format, make_user):
     """Real transactions (no test savepoint around them): the loader's own transaction is all there is."""
@@ -488,7 +488,7 @@ def test_an_import_dying_at_any_write_leaves_nothing_and_a_failed_job(format, ma
     assert job.status == ImportJob.Status.DONE and job.counts["summaries"] > 0
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_a_job_left_running_by_a_dead_worker_ends_failed_when_redelivered(make_user):
     """A worker killed outright (OOM, SIGKILL) runs no handler: its transaction is rolled back by
     the database and the task message comes back (acks_late, reject_on_worker_lost). The second

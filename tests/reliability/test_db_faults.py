@@ -33,7 +33,7 @@ LOAD_SECONDS = 60  # at most: the drill stops earlier once every annotator has s
 MIDDLEWARE = "annotation.projects.middleware.DatabaseUnavailableMiddleware"
 task = double.task  # one TofuEval task 1 item: two summaries of two sentences
 pytestmark = [
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="terminates PostgreSQL backends"),
 ]
 

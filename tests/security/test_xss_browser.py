@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import ARGS, CHROMIUM, _reference_data  # noqa: F401 (autouse fixture)
+from tests.browser.conftest import ARGS, CHROMIUM
 from tests.security import test_matrix, xss_data
 from tests.security.test_matrix import EXPECTED, ROUTES, url_for
 
