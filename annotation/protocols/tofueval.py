@@ -46,6 +46,21 @@ def summaries_in_order(assignment: Assignment) -> list:
     return ordered
 
 
+def attach_fields(summaries: list, draft: dict, errors: dict) -> None:
+    """Each field's draft value and error on its summary or sentence, for the task 1 template: a
+    template cannot index a dict with a computed key, and looping over the draft per field made
+    the page quadratic in its sentences (benchmarks/README.md, task1_page.py)."""
+    for summary in summaries:
+        summary.draft_relevance = str(draft.get(f"r-{summary.pk}", ""))
+        summary.draft_not_summary = draft.get(f"n-{summary.pk}") == "on"
+        summary.relevance_error = errors.get(f"r-{summary.pk}", "")
+        for sentence in summary.sentence_list:
+            sentence.draft_label = draft.get(f"s-{sentence.pk}", "")
+            sentence.draft_explanation = draft.get(f"e-{sentence.pk}", "")
+            sentence.label_error = errors.get(f"s-{sentence.pk}", "")
+            sentence.explanation_error = errors.get(f"e-{sentence.pk}", "")
+
+
 def field_names(summaries: list) -> set[str]:
     names = {"topic_category", "_focus"}
     for summary in summaries:

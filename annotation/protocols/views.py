@@ -65,6 +65,7 @@ def cleaned_draft(assignment, raw: dict, summaries: list) -> dict:
 def assignment_page(request, project, membership, assignment, *, draft=None, errors=None, status=200):
     summaries = tofueval.summaries_in_order(assignment)
     draft = assignment.draft if draft is None else draft
+    tofueval.attach_fields(summaries, draft, errors or {})
     context = {
         "project": project,
         "membership": membership,
