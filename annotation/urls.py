@@ -3,6 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import JsonResponse
 from django.urls import include, path
+from django.views import defaults
 
 from annotation.projects import views as project_views
 
@@ -16,6 +17,15 @@ def healthz(request):
         return JsonResponse({"database": "down"}, status=503)
     return JsonResponse({"database": "ok"})
 
+
+def not_found(request, exception):
+    """The API answers in JSON, also for a path it does not have; pages get the HTML 404."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+handler404 = not_found
 
 # The admin signs in through allauth's form, so its rate limits cover the admin too.
 admin.site.login = login_required(admin.site.login)

@@ -15,6 +15,9 @@ from rest_framework.views import APIView
 from annotation.agreement import services as agreement
 from annotation.agreement import views as agreement_views
 from annotation.api import serializers
+from annotation.api.idempotency import ANSWERS as IDEMPOTENCY_ANSWERS
+from annotation.api.idempotency import PARAMETER as IDEMPOTENCY_KEY
+from annotation.api.idempotency import idempotent
 from annotation.api.permissions import project_for
 from annotation.api.schema import PATH, PATH_WITH_ID, responses
 from annotation.corpus import services as corpus
@@ -110,9 +113,10 @@ class ImportCreate(APIView):
 
     @extend_schema(
         request=serializers.ImportRequestSerializer,
-        parameters=PATH,
-        responses=responses({202: serializers.ImportJobSerializer}, 400, 403, 404),
+        parameters=[*PATH, IDEMPOTENCY_KEY],
+        responses=responses({202: serializers.ImportJobSerializer}, 400, 403, 404) | IDEMPOTENCY_ANSWERS,
     )
+    @idempotent
     def post(self, request, slug):
         """Queue an import (all or nothing); poll the returned job for progress and errors."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())
@@ -171,9 +175,10 @@ class CampaignAgreement(APIView):
 class LlmJobCreate(APIView):
     @extend_schema(
         request=serializers.LlmJobRequestSerializer,
-        parameters=PATH,
-        responses=responses({202: serializers.LlmJobSerializer}, 400, 403, 404),
+        parameters=[*PATH, IDEMPOTENCY_KEY],
+        responses=responses({202: serializers.LlmJobSerializer}, 400, 403, 404) | IDEMPOTENCY_ANSWERS,
     )
+    @idempotent
     def post(self, request, slug):
         """Start an LLM job (leads); poll the returned job for progress, tokens and cost."""
         project, _ = project_for(request, slug, allowed=lambda m: m.can_manage())

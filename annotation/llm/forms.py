@@ -1,4 +1,5 @@
 import re
+import uuid
 from decimal import Decimal
 
 from django import forms
@@ -135,8 +136,11 @@ class JobForm(forms.Form):
         help_text="The job stops when its cost reaches this.",
     )
 
+    # one per rendering of the form: a double click or a resent form starts its jobs once
+    request_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+
     def __init__(self, data=None, *, project):
-        super().__init__(data)
+        super().__init__(data, initial={"request_key": uuid.uuid4().hex})
         self.fields["endpoints"].queryset = Endpoint.objects.filter(is_active=True).usable_by(project)
         self.fields["campaign"].queryset = Campaign.objects.filter(project=project)
 

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from annotation.api.idempotency import first_sending
 from annotation.llm import forms, judging, kinds, prompts, services
 from annotation.llm.models import Endpoint, Job, Prompt, Unit
 from annotation.projects.decorators import project_view
@@ -143,6 +144,9 @@ def job_list(request, project, membership):
         data = form.cleaned_data
         try:
             with transaction.atomic():  # one job per endpoint, all or none
+                if not first_sending(request.user, data["request_key"], request.path):
+                    messages.info(request, "This form was already sent: its jobs are listed below.")
+                    return redirect("llm:jobs", slug=project.slug)
                 started = [
                     services.create_job(
                         project=project,

@@ -171,3 +171,11 @@ def test_token_for_a_password_and_guessing_is_throttled(lead):
 def test_admin_signs_in_through_the_rate_limited_form(client):
     response = client.get("/admin/login/")
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_an_unknown_api_path_answers_json(client, lead):
+    client.force_login(lead)
+    response = client.get("/api/no-such-thing/")
+    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")

@@ -99,6 +99,20 @@ def test_a_job_that_cannot_run_is_refused_in_the_form(client, lead, project, doc
     assert not Job.objects.exists()
 
 
+def test_a_form_sent_twice_starts_its_jobs_once(client, lead, project, documents):
+    offline = Endpoint.objects.create(name="offline", kind=Endpoint.Kind.OFFLINE)
+    client.force_login(lead)
+    page = client.get(f"/p/{project.slug}/llm/jobs/").content.decode()
+    key = page.split('name="request_key" value="', 1)[1].split('"', 1)[0]
+    form = {"kind": "summaries", "endpoints": [offline.pk], "request_key": key}
+    first = client.post(f"/p/{project.slug}/llm/jobs/", form)
+    again = client.post(f"/p/{project.slug}/llm/jobs/", form, follow=True)
+    assert first.status_code == 302 and Job.objects.count() == 1
+    assert "already sent" in again.content.decode()
+    fresh = client.get(f"/p/{project.slug}/llm/jobs/").content.decode()
+    assert key not in fresh  # a new rendering, a new key: the next job is a new one
+
+
 def test_annotators_and_outsiders_get_404_on_jobs(client, annotator, outsider, project, documents):
     offline = Endpoint.objects.create(name="baseline", kind=Endpoint.Kind.OFFLINE)
     job = Job.objects.create(project=project, kind="topics", endpoint=offline)

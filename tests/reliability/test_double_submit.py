@@ -21,7 +21,7 @@ from tests.api.test_api import jsonl_upload
 THREADS = 10
 TOKEN = "c0ffee" * 5
 pytestmark = [
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="a real race needs PostgreSQL's row locks"),
 ]
 
@@ -158,16 +158,44 @@ def test_ten_identical_import_posts_import_the_rows_once(project, api_lead):
     assert Summary.objects.filter(project=project).count() == 1 and Judgment.objects.count() == 3
 
 
-def test_ten_identical_llm_job_posts_start_ten_jobs(project, api_lead):
-    """Recorded as found: nothing stops a double POST from starting (and paying for) the same
-    generation twice; the HTML form has the same gap. See the report for the proposed fix."""
+@pytest.fixture
+def summaries_job(project):
     Endpoint.objects.create(name="base", kind=Endpoint.Kind.OFFLINE)
     document = Document.objects.create(project=project, external_id="d", text="Ana: The library opens in March.")
     Topic.objects.create(document=document, name="library")
-    url = f"/api/projects/{project.slug}/llm/jobs/"
+    return f"/api/projects/{project.slug}/llm/jobs/"
+
+
+def test_ten_identical_llm_job_posts_without_a_key_start_ten_jobs(project, api_lead, summaries_job):
+    """Without an Idempotency-Key each POST is a new request: the API cannot tell a double POST
+    from two jobs wanted on purpose."""
     responses = at_once(
         api_clients(api_lead),
-        lambda client: client.post(url, {"kind": "summaries", "endpoint": "base"}, format="json"),
+        lambda client: client.post(summaries_job, {"kind": "summaries", "endpoint": "base"}, format="json"),
     )
     assert Counter(r.status_code for r in responses) == {202: THREADS}
     assert Job.objects.filter(project=project).count() == THREADS
+
+
+def test_ten_identical_llm_job_posts_with_one_key_start_one_job(project, api_lead, summaries_job):
+    body, key = {"kind": "summaries", "endpoint": "base"}, "retry-7f3a"
+    responses = at_once(
+        api_clients(api_lead),
+        lambda client: client.post(summaries_job, body, format="json", HTTP_IDEMPOTENCY_KEY=key),
+    )
+    assert Counter(r.status_code for r in responses) == {202: THREADS}
+    assert Job.objects.filter(project=project).count() == 1
+    assert {r.json()["id"] for r in responses} == {Job.objects.get().pk}
+    assert sum(r.headers.get("Idempotent-Replayed") == "true" for r in responses) == THREADS - 1
+
+
+def test_ten_identical_import_posts_with_one_key_make_one_job(project, api_lead):
+    url = f"/api/projects/{project.slug}/imports/"
+    responses = at_once(
+        api_clients(api_lead),
+        lambda client: client.post(
+            url, {"format": "jsonl", "files": [jsonl_upload()]}, format="multipart", HTTP_IDEMPOTENCY_KEY="imp-1"
+        ),
+    )
+    assert Counter(r.status_code for r in responses) == {202: THREADS}
+    assert ImportJob.objects.filter(project=project).count() == 1
