@@ -85,6 +85,11 @@ def record_judgment(
             explanation=explanation,
             taxonomy=taxonomy,
         )
+    return update_judgment(existing, value=value, explanation=explanation, user=user, taxonomy=taxonomy)
+
+
+def update_judgment(existing: Judgment, *, value, explanation: str, user, taxonomy=None) -> Judgment:
+    """A label given again: unchanged, or changed with its earlier value kept as a revision."""
     if taxonomy is not None and existing.taxonomy_id != taxonomy.pk:
         existing.taxonomy = taxonomy
         existing.save(update_fields=["taxonomy"])
@@ -102,6 +107,44 @@ def record_judgment(
     existing.updated_at = timezone.now()
     existing.save(update_fields=["value", "explanation", "version", "updated_at"])
     return existing
+
+
+class JudgmentWriter:
+    """record_judgment for all the labels of one submission: the assignment's judgments are read
+    once and the new ones inserted together by flush(), so a submit costs a few queries whatever
+    its number of labels (benchmarks/task1_page.py). The caller holds the assignment's row lock."""
+
+    def __init__(self, assignment: Assignment, user=None):
+        self.assignment, self.user, self.new = assignment, user, []
+        self.existing = {(j.dimension, j.target): j for j in Judgment.objects.filter(assignment=assignment)}
+
+    def has(self, dimension: str, *, summary=None, sentence=None, suffix: str = "") -> bool:
+        return (dimension, Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)) in self.existing
+
+    def record(
+        self, *, dimension: str, value, explanation: str = "", summary=None, sentence=None, suffix="", taxonomy=None
+    ):
+        target = Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)
+        existing = self.existing.get((dimension, target))
+        if existing is not None:
+            update_judgment(existing, value=value, explanation=explanation, user=self.user, taxonomy=taxonomy)
+            return
+        self.new.append(
+            Judgment(
+                assignment=self.assignment,
+                dimension=dimension,
+                target=target,
+                summary=summary,
+                sentence=sentence,
+                value=value,
+                explanation=explanation,
+                taxonomy=taxonomy,
+            )
+        )
+
+    def flush(self) -> None:
+        Judgment.objects.bulk_create(self.new, batch_size=500)
+        self.new = []
 
 
 def next_open(*, campaign, user) -> Assignment | None:

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.protocols import services
-from annotation.protocols.models import Assignment, Judgment, Protocol
+from annotation.protocols.models import Assignment, Protocol
 
 CATEGORIES = [
     (
@@ -108,28 +108,24 @@ def submit(*, assignment: Assignment, draft: dict, client_token: str, user) -> A
     errors = validate(draft, summaries)
     if errors:
         raise ValidationError(errors)
-    record = {"assignment": assignment, "user": user}
-    services.record_judgment(**record, dimension="topic_category", value=draft["topic_category"])
+    writer = services.JudgmentWriter(assignment, user)
+    writer.record(dimension="topic_category", value=draft["topic_category"])
     for summary in summaries:
         for sentence in summary.sentence_list:
             label = draft[f"s-{sentence.pk}"]
             explanation = draft.get(f"e-{sentence.pk}", "").strip() if label == "inconsistent" else ""
-            services.record_judgment(
-                **record,
-                dimension="consistency",
-                summary=summary,
-                sentence=sentence,
-                value=label,
-                explanation=explanation,
+            writer.record(
+                dimension="consistency", summary=summary, sentence=sentence, value=label, explanation=explanation
             )
         flagged = draft.get(f"n-{summary.pk}") == "on"
-        services.record_judgment(**record, dimension="not_a_summary", summary=summary, value=flagged)
+        writer.record(dimension="not_a_summary", summary=summary, value=flagged)
         rating = draft.get(f"r-{summary.pk}")
         if rating and not flagged:
-            services.record_judgment(**record, dimension="relevance", summary=summary, value=int(rating))
-        elif Judgment.objects.filter(assignment=assignment, dimension="relevance", summary=summary).exists():
+            writer.record(dimension="relevance", summary=summary, value=int(rating))
+        elif writer.has("relevance", summary=summary):
             # A correction to "not a summary": the earlier rating no longer counts (it stays as history).
-            services.record_judgment(**record, dimension="relevance", summary=summary, value=None)
+            writer.record(dimension="relevance", summary=summary, value=None)
+    writer.flush()
     assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
     assignment.client_token = client_token or ""
     assignment.draft = draft
