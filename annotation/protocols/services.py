@@ -73,19 +73,18 @@ def record_judgment(
 
     `suffix` names a sub-unit (e.g. "span:3"); `taxonomy` is the version the value's codes come from."""
     target = Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)
-    existing = Judgment.objects.filter(assignment=assignment, dimension=dimension, target=target).first()
-    if existing is None:
-        return Judgment.objects.create(
-            assignment=assignment,
-            dimension=dimension,
-            target=target,
-            summary=summary,
-            sentence=sentence,
-            value=value,
-            explanation=explanation,
-            taxonomy=taxonomy,
-        )
-    return update_judgment(existing, value=value, explanation=explanation, user=user, taxonomy=taxonomy)
+    writer = JudgmentWriter(assignment, user, Judgment.objects.filter(dimension=dimension, target=target))
+    judgment = writer.record(
+        dimension=dimension,
+        value=value,
+        explanation=explanation,
+        summary=summary,
+        sentence=sentence,
+        suffix=suffix,
+        taxonomy=taxonomy,
+    )
+    writer.flush()
+    return judgment
 
 
 def update_judgment(existing: Judgment, *, value, explanation: str, user, taxonomy=None) -> Judgment:
@@ -114,9 +113,11 @@ class JudgmentWriter:
     once and the new ones inserted together by flush(), so a submit costs a few queries whatever
     its number of labels (benchmarks/task1_page.py). The caller holds the assignment's row lock."""
 
-    def __init__(self, assignment: Assignment, user=None):
+    def __init__(self, assignment: Assignment, user=None, judgments=None):
+        """`judgments` narrows what is read beforehand (record_judgment reads its one unit)."""
         self.assignment, self.user, self.new = assignment, user, []
-        self.existing = {(j.dimension, j.target): j for j in Judgment.objects.filter(assignment=assignment)}
+        judgments = (Judgment.objects.all() if judgments is None else judgments).filter(assignment=assignment)
+        self.existing = {(j.dimension, j.target): j for j in judgments}
 
     def has(self, dimension: str, *, summary=None, sentence=None, suffix: str = "") -> bool:
         return (dimension, Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)) in self.existing
@@ -127,20 +128,19 @@ class JudgmentWriter:
         target = Judgment.make_target(summary=summary, sentence=sentence, suffix=suffix)
         existing = self.existing.get((dimension, target))
         if existing is not None:
-            update_judgment(existing, value=value, explanation=explanation, user=self.user, taxonomy=taxonomy)
-            return
-        self.new.append(
-            Judgment(
-                assignment=self.assignment,
-                dimension=dimension,
-                target=target,
-                summary=summary,
-                sentence=sentence,
-                value=value,
-                explanation=explanation,
-                taxonomy=taxonomy,
-            )
+            return update_judgment(existing, value=value, explanation=explanation, user=self.user, taxonomy=taxonomy)
+        judgment = Judgment(
+            assignment=self.assignment,
+            dimension=dimension,
+            target=target,
+            summary=summary,
+            sentence=sentence,
+            value=value,
+            explanation=explanation,
+            taxonomy=taxonomy,
         )
+        self.new.append(judgment)
+        return judgment
 
     def flush(self) -> None:
         Judgment.objects.bulk_create(self.new, batch_size=500)
